@@ -1,0 +1,7 @@
+"""python -m errscan"""
+
+import sys
+
+from errscan.cli import main
+
+sys.exit(main())

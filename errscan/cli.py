@@ -1,0 +1,207 @@
+"""The `errscan` command: parse options, call the API, print, return an exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+import errscan
+from errscan.analyzer import output, repo
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+
+
+class TargetType(click.ParamType):  # type: ignore[type-arg]
+    """REPO@REV, checked for shape here; whether it exists is the API's to say."""
+
+    name = "REPO@REV"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        text = str(value)
+        try:
+            repo.parse_target(text)
+        except errscan.InputError as exc:
+            self.fail(str(exc), param, ctx)
+        return text
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    target: str
+    fmt: str
+    output: Path | None
+    include_tests: bool
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    context: int
+    cache_dir: Path | None
+    repo_name: str | None
+    quiet: bool
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(errscan.__version__, prog_name="errscan")
+def cli() -> None:
+    """errscan: error records from a Git repository at a pinned commit."""
+
+
+@cli.command()
+@click.argument("target", type=TargetType())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(output.FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: a record a line; json: one document.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=Path),
+    help="Write here (atomically) instead of to stdout.",
+)
+@click.option("--include-tests", is_flag=True, help="Scan test code too.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB.")
+@click.option(
+    "--context",
+    type=click.IntRange(min=0),
+    default=15,
+    show_default=True,
+    help="Lines of code kept on each side of a site.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_CACHE_DIR",
+    help="Where remote clones are kept [default: ~/.cache/errscan].",
+)
+@click.option(
+    "--repo-name",
+    metavar="OWNER/NAME",
+    help="Name the repository so (a GitHub name or URL gives pinned links).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
+def extract(
+    target: str,
+    fmt: str,
+    output_path: Path | None,
+    include_tests: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    context: int,
+    cache_dir: Path | None,
+    repo_name: str | None,
+    quiet: bool,
+) -> int:
+    """Write one record per raise and assert of REPO at REV.
+
+    REPO is a GitHub OWNER/NAME, a git URL or a local path; REV a sha, tag or branch
+    (HEAD where a local path has no @REV).
+    """
+    options = ExtractOptions(
+        target,
+        fmt,
+        output_path,
+        include_tests,
+        include,
+        exclude,
+        context,
+        cache_dir,
+        repo_name,
+        quiet,
+    )
+    return run_extract(options)
+
+
+def run_extract(options: ExtractOptions) -> int:
+    if options.output is not None:
+        output.check_writable(options.output)
+    bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
+    result = errscan.extract(
+        options.target,
+        include_tests=options.include_tests,
+        include=options.include,
+        exclude=options.exclude,
+        context=options.context,
+        cache_dir=options.cache_dir,
+        repo_name=options.repo_name,
+        progress=bar,
+    )
+    if bar is not None:
+        bar.close()
+    output.write(result, options.fmt, options.output, sys.stdout)
+    if not options.quiet:
+        stats = result.stats
+        click.echo(
+            f"errscan: {stats.files} files scanned, {stats.sites} sites, "
+            f"{stats.file_errors} file errors, {stats.seconds:.2f}s",
+            err=True,
+        )
+    return EXIT_OK
+
+
+class _ProgressBar:
+    """A one-line bar on a terminal's stderr."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if total and (done == total or done % 20 == 0):
+            width = 30
+            filled = width * done // total
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+            sys.stderr.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return its exit code (0 done, 1 internal error, 2 bad input)."""
+    try:
+        code = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="errscan",
+            standalone_mode=False,
+        )
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_INPUT
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("errscan: interrupted", err=True)
+        return 130
+    except errscan.InputError as exc:
+        click.echo(f"errscan: error: {exc}", err=True)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as exc:
+        if os.environ.get("ERRSCAN_DEBUG"):
+            raise
+        message = " ".join(str(exc).split())
+        click.echo(f"errscan: internal error: {type(exc).__name__}: {message}", err=True)
+        return EXIT_INTERNAL
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (`errscan ... | head`), keep Python from complaining at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,1 @@
+"""Pure functions over one syntax tree, one concern a module."""

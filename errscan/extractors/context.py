@@ -1,0 +1,17 @@
+"""Source lines around a site, clipped to the file.
+
+around(src, line=40, end_line=42, radius=15)  ->  Context(25, 57, "<lines 25..57>")
+"""
+
+from __future__ import annotations
+
+from errscan.extractors.source import Source
+from errscan.models import Context
+
+
+def around(src: Source, line: int, end_line: int, radius: int) -> Context:
+    """`radius` lines before `line` and after `end_line`, as they stand in the file."""
+    count = len(src.lines)
+    start = max(1, line - radius)
+    end = min(count, end_line + radius)
+    return Context(start_line=start, end_line=end, code="\n".join(src.lines[start - 1 : end]))

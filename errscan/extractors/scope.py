@@ -1,0 +1,29 @@
+"""Enclosing scope of a statement, named as Python's __qualname__ names it.
+
+class Engine:
+    def __init__(self): raise X     ->  "Engine.__init__"
+def outer():
+    def inner(): raise X            ->  "outer.<locals>.inner"
+"""
+
+from __future__ import annotations
+
+import ast
+
+MODULE = "<module>"
+Scope = tuple[str, ...]
+
+
+def enter(scope: Scope, node: ast.AST) -> Scope:
+    """The scope inside `node`, given the scope around it."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return (*scope, node.name, "<locals>")
+    if isinstance(node, ast.ClassDef):
+        return (*scope, node.name)
+    return scope
+
+
+def qualname(scope: Scope) -> str:
+    """The qualified name of the innermost function or class, or `<module>`."""
+    names = scope[:-1] if scope and scope[-1] == "<locals>" else scope
+    return ".".join(names) if names else MODULE

@@ -1,0 +1,73 @@
+"""Decoded source text indexed by line, so extractors can slice out what a node spans.
+
+src = Source("x = f(a,\\n      b)\\n")
+src.segment(call_node) == "f(a,\\n      b)"
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# Python ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also splits
+# at \f, \v, \x1c.. and would shift every line number after one).
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Source:
+    """One file's text: its lines as Python numbers them, and node segments."""
+
+    __slots__ = ("_encoded", "lines", "path", "text")
+
+    def __init__(self, text: str, path: str = "mod.py") -> None:
+        self.text = text
+        self.path = path
+        self.lines: list[str] = _NEWLINE.split(text)
+        if self.lines and self.lines[-1] == "" and len(self.lines) > 1:
+            self.lines.pop()
+        self._encoded: dict[int, bytes] = {}
+
+    def _line_bytes(self, lineno: int) -> bytes:
+        """Line `lineno` (1-based) as UTF-8: ast column offsets count UTF-8 bytes."""
+        encoded = self._encoded.get(lineno)
+        if encoded is None:
+            encoded = self.lines[lineno - 1].encode("utf-8", "surrogatepass")
+            self._encoded[lineno] = encoded
+        return encoded
+
+    def segment(self, node: ast.AST) -> str | None:
+        """The exact source text of `node`, or None where positions are missing."""
+        lineno = getattr(node, "lineno", None)
+        end_lineno = getattr(node, "end_lineno", None)
+        col = getattr(node, "col_offset", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return None
+        if not 1 <= lineno <= end_lineno <= len(self.lines):
+            return None
+        if lineno == end_lineno:
+            return self._line_bytes(lineno)[col:end_col].decode("utf-8", "replace")
+        pieces = [self._line_bytes(lineno)[col:]]
+        pieces.extend(self._line_bytes(n) for n in range(lineno + 1, end_lineno))
+        pieces.append(self._line_bytes(end_lineno)[:end_col])
+        return "\n".join(piece.decode("utf-8", "replace") for piece in pieces)
+
+    def expression(self, node: ast.AST, *, verify: bool = False) -> str:
+        """Source text of an expression on one line, as a template placeholder shows it.
+
+        The text as written where it is one line (and, with `verify`, parses back to
+        the same tree: positions inside f-strings were unreliable before Python 3.12);
+        otherwise the canonical `ast.unparse` form.
+        """
+        text = self.segment(node)
+        if text is not None and "\n" not in text and (not verify or _same_tree(text, node)):
+            return text
+        return ast.unparse(node)
+
+
+def _same_tree(text: str, node: ast.AST) -> bool:
+    try:
+        parsed = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return ast.dump(parsed) == ast.dump(node)
