@@ -13,7 +13,7 @@ import click
 import errscan
 from errscan.analyzer import output, repo
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class TargetType(click.ParamType):  # type: ignore[type-arg]
@@ -46,7 +46,39 @@ class ExtractOptions:
     quiet: bool
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ErrscanGroup(click.Group):
+    """Turns what the API raises into one line on stderr and the documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "errscan"
+            hint = f" (see '{command} --help')"
+            click.echo(f"errscan: error: {exc.format_message()}{hint}", err=True)
+            ctx.exit(EXIT_INPUT)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
+            # the reader stopped early (`errscan extract ... | head`): not an error of ours
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(EXIT_OK)
+        except KeyboardInterrupt:
+            click.echo("errscan: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+        except errscan.InputError as exc:
+            click.echo(f"errscan: error: {exc}", err=True)
+            ctx.exit(EXIT_INPUT)
+        except Exception as exc:
+            if os.environ.get("ERRSCAN_DEBUG"):
+                raise
+            message = " ".join(str(exc).split())
+            click.echo(f"errscan: internal error: {type(exc).__name__}: {message}", err=True)
+            ctx.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=ErrscanGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(errscan.__version__, prog_name="errscan")
 def cli() -> None:
     """errscan: error records from a Git repository at a pinned commit."""
@@ -173,35 +205,16 @@ class _ProgressBar:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return its exit code (0 done, 1 internal error, 2 bad input)."""
     try:
+        # without standalone mode, click returns the command's value or an Exit's code
         code = cli.main(
             args=list(argv) if argv is not None else None,
             prog_name="errscan",
             standalone_mode=False,
         )
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        return EXIT_INPUT
-    except (click.exceptions.Abort, KeyboardInterrupt):
+        return exc.exit_code
+    except click.exceptions.Abort:
         click.echo("errscan: interrupted", err=True)
-        return 130
-    except errscan.InputError as exc:
-        click.echo(f"errscan: error: {exc}", err=True)
-        return EXIT_INPUT
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_OK
-    except Exception as exc:
-        if os.environ.get("ERRSCAN_DEBUG"):
-            raise
-        message = " ".join(str(exc).split())
-        click.echo(f"errscan: internal error: {type(exc).__name__}: {message}", err=True)
-        return EXIT_INTERNAL
+        return EXIT_INTERRUPTED
     return code if isinstance(code, int) else EXIT_OK
-
-
-def _silence_stdout() -> None:
-    """After a closed pipe (`errscan ... | head`), keep Python from complaining at exit."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())

@@ -16,7 +16,10 @@ import git
 
 from errscan.errors import InputError
 
-_GITHUB_SHORT = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+# GitHub owners are letters, digits and inner hyphens; names may hold dots and underscores too.
+_GITHUB_SHORT = re.compile(
+    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?"
+)
 _GITHUB_URL = re.compile(
     r"(?:https?://(?:[^@/]*@)?github\.com/|git@github\.com:|ssh://git@github\.com/|git://github\.com/)"
     r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?/?"
@@ -83,7 +86,7 @@ def _at_is_address(repo: str, rev: str) -> bool:
 
 def display_name(repo: str) -> tuple[str, str | None]:
     """The repository as records name it (credentials stripped), and its GitHub web URL."""
-    match = _GITHUB_URL.fullmatch(repo)
+    match = _GITHUB_URL.fullmatch(repo) or _GITHUB_SHORT.fullmatch(repo)
     if match:
         owner, name = match["owner"], match["name"]
         return f"{owner}/{name}", f"https://github.com/{owner}/{name}"
@@ -129,8 +132,9 @@ def _local_path(repo: str) -> Path | None:
 
 
 def _remote_url(repo: str) -> str:
-    if _GITHUB_SHORT.fullmatch(repo):
-        return f"https://github.com/{repo}.git"
+    match = _GITHUB_SHORT.fullmatch(repo)
+    if match and match["name"] not in (".", ".."):
+        return f"https://github.com/{match['owner']}/{match['name']}.git"
     return repo
 
 
@@ -209,12 +213,14 @@ def _fetch(repo: git.Repo, url: str, rev: str) -> str:
         sha = _rev_parse(repo, rev)
         if sha is not None:
             return sha
-        if len(rev) == 40 and _try_fetch(repo, url, rev.lower()):
-            return rev.lower()
+        if len(rev) == 40:
+            sha = _try_fetch(repo, url, rev.lower())
+            if sha is not None:
+                return sha
     refs = _ls_remote(repo, url, rev)
     if refs:
-        sha = refs[0]
-        if _rev_parse(repo, sha) is not None or _try_fetch(repo, url, sha):
+        sha = _rev_parse(repo, refs[0]) or _try_fetch(repo, url, refs[0])
+        if sha is not None:
             return sha
     if _HEX.fullmatch(rev):
         # a short sha: the server cannot be asked for it, so fetch every branch and tag
@@ -226,23 +232,23 @@ def _fetch(repo: git.Repo, url: str, rev: str) -> str:
 
 
 def _ls_remote(repo: git.Repo, url: str, rev: str) -> list[str]:
-    """Shas of the branch or tag `rev` at `url`, a tag's peeled commit first."""
+    """Shas of the branch or tag `rev` at `url`, branches first."""
     out = _network(repo, "ls_remote", "--", url, rev)
-    wanted = {rev, f"refs/heads/{rev}", f"refs/tags/{rev}"}
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
         found[ref] = sha
-    order = [f"refs/tags/{rev}^{{}}", f"refs/heads/{rev}", f"refs/tags/{rev}", rev]
-    return [found[ref] for ref in order if ref in found and ref.removesuffix("^{}") in wanted]
+    order = [rev, f"refs/heads/{rev}", f"refs/tags/{rev}"]
+    return [found[ref] for ref in order if ref in found]
 
 
-def _try_fetch(repo: git.Repo, url: str, sha: str) -> bool:
+def _try_fetch(repo: git.Repo, url: str, sha: str) -> str | None:
+    """The commit `sha` names (a tag peeled), fetched by sha with depth 1, if the server allows."""
     try:
-        _run_fetch(repo, url, f"+{sha}:refs/errscan/commits/{sha}", depth=True)
+        _run_fetch(repo, url, f"+{sha}:refs/errscan/objects/{sha}", depth=True)
     except InputError:
-        return False
-    return _rev_parse(repo, sha) is not None
+        return None
+    return _rev_parse(repo, sha)
 
 
 def _run_fetch(repo: git.Repo, url: str, *refspecs: str, depth: bool = False) -> None:

@@ -228,15 +228,26 @@ class _FieldBinder:
         self.keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         self.star_kwargs = [kw.value for kw in call.keywords if kw.arg is None]
         self.auto = 0
+        self.numbering: str | None = None
 
     def bind(self, field_name: str) -> str:
         first, rest = _split_field(field_name)
         if first == "":
+            self._number("automatic")
             index: int | str = self.auto
             self.auto += 1
+        elif first.isdigit():
+            self._number("manual")
+            index = int(first)
         else:
-            index = int(first) if first.isdigit() else first
+            index = first
         return self._argument(index) + rest
+
+    def _number(self, numbering: str) -> None:
+        """str.format refuses to mix `{}` with `{0}`; so does the template."""
+        if self.numbering not in (None, numbering):
+            raise ValueError("cannot switch between automatic and manual field numbering")
+        self.numbering = numbering
 
     def _argument(self, index: int | str) -> str:
         if isinstance(index, int):

@@ -86,7 +86,7 @@ def _site(
         file=src.path,
         line=line,
         end_line=end_line,
-        col=node.col_offset,
+        col=src.column(line, node.col_offset),
         function=scope.qualname(where),
         context=context.around(src, line, end_line, radius),
         message_expr=src.expression(thrown.message) if thrown.message is not None else None,

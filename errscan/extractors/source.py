@@ -35,6 +35,15 @@ class Source:
             self._encoded[lineno] = encoded
         return encoded
 
+    def column(self, lineno: int, byte_offset: int) -> int:
+        """The 0-based character column of a UTF-8 byte offset on line `lineno`."""
+        if byte_offset == 0 or not 1 <= lineno <= len(self.lines):
+            return byte_offset
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_offset
+        return len(self._line_bytes(lineno)[:byte_offset].decode("utf-8", "replace"))
+
     def segment(self, node: ast.AST) -> str | None:
         """The exact source text of `node`, or None where positions are missing."""
         lineno = getattr(node, "lineno", None)

@@ -1,0 +1,71 @@
+"""Stable ids: the same error keeps its id when code moves or a new commit is scanned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import errscan
+from tests.support import commit_all, write
+
+
+def ids_by_message(result: errscan.ScanResult) -> dict[tuple[str, str | None, int], str]:
+    seen: dict[tuple[str, str | None], int] = {}
+    out = {}
+    for record in result.records:
+        key = (record.file, record.message)
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        out[(record.file, record.message, n)] = record.id
+    return out
+
+
+def test_ids_survive_moved_lines_and_new_commits(basic_repo: Path) -> None:
+    before = errscan.extract(f"{basic_repo}@HEAD")
+    engine = (basic_repo / "pkg" / "engine.py").read_text()
+    write(basic_repo, "pkg/engine.py", "# a new header\n\n\n" + engine)
+    write(basic_repo, "pkg/new.py", 'raise ValueError("new")\n')
+    commit_all(basic_repo, "move lines")
+    after = errscan.extract(f"{basic_repo}@HEAD")
+    assert before.commit != after.commit
+    old, new = ids_by_message(before), ids_by_message(after)
+    assert all(new[key] == value for key, value in old.items())
+    moved = [r for r in after.records if r.file == "pkg/engine.py"]
+    assert moved[0].line == next(r for r in before.records if r.id == moved[0].id).line + 3
+
+
+def test_ids_are_16_hex_and_unique() -> None:
+    records = errscan.extract_source(
+        'def f():\n    raise ValueError("same")\n    raise ValueError("same")\n'
+        'def g():\n    raise ValueError("same")\n'
+    )
+    ids = [r.id for r in records]
+    assert len(set(ids)) == 3
+    assert all(len(i) == 16 and int(i, 16) >= 0 and i == i.lower() for i in ids)
+
+
+def test_first_identical_site_keeps_its_id_when_a_twin_is_added() -> None:
+    one = errscan.extract_source('def f():\n    raise ValueError("same")\n')
+    two = errscan.extract_source(
+        'def f():\n    raise ValueError("same")\n    raise ValueError("same")\n'
+    )
+    assert one[0].id == two[0].id
+
+
+def test_id_changes_with_message_exception_function_and_repo() -> None:
+    base = errscan.extract_source('def f():\n    raise ValueError("a")\n')[0].id
+    variants = [
+        'def f():\n    raise ValueError("b")\n',
+        'def f():\n    raise TypeError("a")\n',
+        'def g():\n    raise ValueError("a")\n',
+    ]
+    assert all(errscan.extract_source(code)[0].id != base for code in variants)
+    assert (
+        errscan.extract_source('def f():\n    raise ValueError("a")\n', path="other.py")[0].id
+        != base
+    )
+
+
+def test_unresolved_messages_are_told_apart_by_their_expression() -> None:
+    a, b = errscan.extract_source("raise ValueError(x)\nraise ValueError(y)\n")
+    c, d = errscan.extract_source("raise ValueError(y)\nraise ValueError(x)\n")
+    assert (a.id, b.id) == (d.id, c.id)

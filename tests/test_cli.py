@@ -1,0 +1,146 @@
+"""The command line through click's CliRunner and main(): output, files, exit codes, messages."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from errscan.cli import cli, main
+from tests.support import git
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_extract_jsonl_to_stdout(basic_repo: Path) -> None:
+    code, out, err = run("extract", f"{basic_repo}@HEAD", "--context", "2")
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    records = [line for line in lines if "id" in line]
+    assert len(records) == 29
+    assert records[0]["commit"] == git(basic_repo, "rev-parse", "HEAD")
+    assert records[0]["context"]["end_line"] - records[0]["context"]["start_line"] <= 4
+    summary = err.strip().splitlines()
+    assert len(summary) == 1
+    assert summary[0].startswith("errscan: 6 files scanned, 29 sites, 1 file errors, ")
+
+
+def test_extract_json_to_file_and_quiet(basic_repo: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out" / "records.json"
+    target.parent.mkdir()
+    code, out, err = run("extract", str(basic_repo), "--format", "json", "-o", str(target), "-q")
+    assert (code, out, err) == (0, "", "")
+    document = json.loads(target.read_text())
+    assert document["stats"]["sites"] == 29
+    assert [name.name for name in target.parent.iterdir()] == ["records.json"]
+
+
+def test_main_returns_exit_codes(basic_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["extract", str(basic_repo), "-q", "--include", "pkg/engine.py"]) == 0
+    assert "Engine.__init__" in capsys.readouterr().out
+    assert main(["extract", str(basic_repo / "nope")]) == 2
+    assert capsys.readouterr().err == f"errscan: error: path not found: {basic_repo / 'nope'}\n"
+    assert main(["--version"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["extract", "{tmp}/missing@HEAD"], "path not found: {tmp}/missing"),
+        (["extract", "{tmp}@HEAD"], "not a git repository: {tmp}"),
+        (["extract", "{repo}@nope"], "unknown revision 'nope' in {repo}"),
+        (["extract", "{repo}@"], "empty revision in '{repo}@'"),
+        (["extract", "{repo}@deadbeef"], "unknown revision 'deadbeef'"),
+        (["extract", "file://{repo}"], "a remote repository needs a revision"),
+        (["extract", "https://127.0.0.1:9/refused.git@main"], "git ls-remote failed"),
+        (["extract", "{repo}", "-o", "{tmp}/missing/out.jsonl"], "output directory not found"),
+        (["extract", "{repo}", "--context", "-1"], "Invalid value for '--context'"),
+        (["extract", "{repo}", "--format", "xml"], "Invalid value for '--format'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    basic_repo: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    filled = [a.format(tmp=scratch, repo=basic_repo) for a in args]
+    code, out, err = run(*filled)
+    assert code == 2
+    assert out == ""
+    assert message.format(tmp=scratch, repo=basic_repo) in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+class _AuthHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="private"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def private_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AuthHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/private.git"
+    server.shutdown()
+
+
+def test_clone_that_needs_credentials_does_not_prompt(private_server: str) -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "errscan", "extract", f"{private_server}@main"],
+        capture_output=True,
+        text=True,
+        stdin=None,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("errscan: error: git ls-remote failed:")
+    assert "terminal prompts disabled" in lines[0] or "Authentication" in lines[0]
+    assert time.monotonic() - started < 30
+
+
+def test_internal_error_is_one_line_and_exit_1(
+    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errscan
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(errscan, "extract", broken)
+    code, _out, err = run("extract", str(basic_repo))
+    assert code == 1
+    assert err == "errscan: internal error: RuntimeError: boom second line\n"
+
+
+def test_python_dash_m_runs(basic_repo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "errscan", "extract", f"{basic_repo}@HEAD", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 30  # 29 records and one file error
