@@ -43,6 +43,8 @@ class ExtractOptions:
     context: int
     cache_dir: Path | None
     repo_name: str | None
+    jobs: int | None
+    use_cache: bool
     quiet: bool
 
 
@@ -122,6 +124,13 @@ def cli() -> None:
     metavar="OWNER/NAME",
     help="Name the repository so (a GitHub name or URL gives pinned links).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes [default: the number of CPUs].",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def extract(
     target: str,
@@ -133,6 +142,8 @@ def extract(
     context: int,
     cache_dir: Path | None,
     repo_name: str | None,
+    jobs: int | None,
+    no_cache: bool,
     quiet: bool,
 ) -> int:
     """Write one record per raise and assert of REPO at REV.
@@ -150,6 +161,8 @@ def extract(
         context,
         cache_dir,
         repo_name,
+        jobs,
+        not no_cache,
         quiet,
     )
     return run_extract(options)
@@ -167,6 +180,8 @@ def run_extract(options: ExtractOptions) -> int:
         context=options.context,
         cache_dir=options.cache_dir,
         repo_name=options.repo_name,
+        jobs=options.jobs,
+        use_cache=options.use_cache,
         progress=bar,
     )
     if bar is not None:
@@ -179,6 +194,44 @@ def run_extract(options: ExtractOptions) -> int:
             f"{stats.file_errors} file errors, {stats.seconds:.2f}s",
             err=True,
         )
+    return EXIT_OK
+
+
+@cli.group("cache")
+def cache_group() -> None:
+    """Inspect or shrink the result cache."""
+
+
+_CACHE_DIR_OPTION = click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_CACHE_DIR",
+    help="The cache dir [default: ~/.cache/errscan].",
+)
+
+
+@cache_group.command("info")
+@_CACHE_DIR_OPTION
+def cache_info(cache_dir: Path | None) -> int:
+    """Where the result cache is, how many files it holds and its size."""
+    info = errscan.cache_info(cache_dir)
+    click.echo(f"{info.path}: {info.entries} files, {info.bytes / 1e6:.1f} MB")
+    return EXIT_OK
+
+
+@cache_group.command("prune")
+@_CACHE_DIR_OPTION
+@click.option(
+    "--max-mb",
+    type=click.FloatRange(min=0),
+    default=1024,
+    show_default=True,
+    help="Drop the least recently used results until this much is left.",
+)
+def cache_prune(cache_dir: Path | None, max_mb: float) -> int:
+    """Drop least recently used results down to --max-mb."""
+    dropped, info = errscan.prune_cache(cache_dir, int(max_mb * 1e6))
+    click.echo(f"dropped {dropped} files; {info.entries} files, {info.bytes / 1e6:.1f} MB left")
     return EXIT_OK
 
 

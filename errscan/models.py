@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 SITE_KINDS = ("raise", "reraise", "assert")
@@ -76,11 +76,30 @@ class ErrorRecord(Site):
     url: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["message_expr"]
-        data["message_parts"] = [part.to_dict() for part in self.message_parts]
-        data["args"] = list(self.args)
-        return data
+        context = self.context
+        return {
+            "id": self.id,
+            "repo": self.repo,
+            "commit": self.commit,
+            "kind": self.kind,
+            "exception": self.exception,
+            "message": self.message,
+            "message_parts": [part.to_dict() for part in self.message_parts],
+            "message_source": self.message_source,
+            "args": list(self.args),
+            "cause": self.cause,
+            "file": self.file,
+            "line": self.line,
+            "end_line": self.end_line,
+            "col": self.col,
+            "function": self.function,
+            "context": {
+                "start_line": context.start_line,
+                "end_line": context.end_line,
+                "code": context.code,
+            },
+            "url": self.url,
+        }
 
 
 @dataclass(frozen=True)

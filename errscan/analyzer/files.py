@@ -51,6 +51,7 @@ def is_test(path: str) -> bool:
 class BlobEntry:
     path: str
     sha: str
+    size: int
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,9 @@ class SourceFile:
 def list_files(repo: git.Repo, commit: str, filters: Filters) -> list[BlobEntry]:
     """Regular-file blobs at `commit` that `filters` wants, sorted by path."""
     try:
-        out: bytes = repo.git.ls_tree("-r", "-z", "--full-tree", commit, stdout_as_string=False)
+        out: bytes = repo.git.ls_tree(
+            "-r", "-z", "-l", "--full-tree", commit, stdout_as_string=False
+        )
     except git.GitCommandError as exc:
         raise InputError(f"cannot list files of {commit}: {exc.stderr.strip()}") from exc
     entries = []
@@ -71,12 +74,12 @@ def list_files(repo: git.Repo, commit: str, filters: Filters) -> list[BlobEntry]
         meta, tab, raw_path = record.partition(b"\t")
         if not tab:
             continue
-        mode, kind, sha = meta.split(b" ")
+        mode, kind, sha, size = meta.split()
         if kind != b"blob" or mode not in _BLOB_MODES:
             continue
         path = raw_path.decode("utf-8", "backslashreplace")
         if filters.wants(path):
-            entries.append(BlobEntry(path, sha.decode("ascii")))
+            entries.append(BlobEntry(path, sha.decode("ascii"), int(size)))
     entries.sort(key=lambda entry: entry.path)
     return entries
 
