@@ -7,14 +7,19 @@ for record in result.records:
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 import git
 
-from errscan.analyzer import cache, files, link, repo, scan
+from errscan.analyzer import cache, files, link, output, replay, repo
+from errscan.analyzer import scan as scan_stage
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
@@ -23,17 +28,21 @@ __all__ = [
     "ErrorRecord",
     "FileError",
     "InputError",
+    "Scan",
     "ScanResult",
     "__version__",
     "cache_info",
     "default_cache_dir",
+    "export",
     "extract",
     "extract_source",
     "prune_cache",
+    "scan",
 ]
 
 Progress = Callable[[int, int], None]
 _POOL_MIN_BYTES = 512 * 1024
+_CHUNK = 1000  # entries whose cached results are fetched at once
 
 
 def default_cache_dir() -> Path:
@@ -45,7 +54,66 @@ def default_cache_dir() -> Path:
     return Path(base) / "errscan"
 
 
-def extract(
+class Scan:
+    """One scan under way: records stream out in (file, line, col) order as files are done.
+
+    `repo`, `commit` and `files` are known at once; `file_errors` and `stats` are
+    complete once the records have been iterated to the end.
+    """
+
+    def __init__(self, commit: repo.Commit, entries: list[files.BlobEntry], opts: _Options) -> None:
+        self.repo = commit.repo
+        self.commit = commit.sha
+        self.files = len(entries)
+        self.file_errors: list[FileError] = []
+        self.sites = 0
+        self.use_cache = opts.use_cache
+        self.cache_root = opts.cache_root
+        self._source = commit
+        self._entries = entries
+        self._opts = opts
+        self._iterated = False
+
+    @property
+    def stats(self) -> ScanStats:
+        return ScanStats(
+            files=self.files,
+            sites=self.sites,
+            file_errors=len(self.file_errors),
+            seconds=time.perf_counter() - self._opts.started,
+        )
+
+    def replay_key(self, fmt: str) -> str:
+        """What decides this scan's output in format `fmt`: the key of a stored output."""
+        opts = self._opts
+        return replay.key(self.commit, self.repo, opts.filters, opts.context, __version__, fmt)
+
+    def __iter__(self) -> Iterator[ErrorRecord]:
+        if self._iterated:
+            raise RuntimeError("a Scan's records can be iterated once; call scan() again")
+        self._iterated = True
+        handle = repo.open_repo(self._source.git_dir)
+        opts = self._opts
+        for result in _file_results(handle, self._entries, opts):
+            if result.error is not None:
+                self.file_errors.append(result.error)
+            records = link.link(result.sites, self.repo, self.commit, self._source.url)
+            self.sites += len(records)
+            yield from records
+
+
+@dataclass(frozen=True)
+class _Options:
+    filters: files.Filters
+    context: int
+    cache_root: Path
+    jobs: int | None
+    use_cache: bool
+    progress: Progress | None
+    started: float
+
+
+def scan(
     target: str,
     *,
     include_tests: bool = False,
@@ -57,8 +125,8 @@ def extract(
     jobs: int | None = None,
     use_cache: bool = True,
     progress: Progress | None = None,
-) -> ScanResult:
-    """Scan REPO@REV: resolve the commit, read its Python files, and return every site.
+) -> Scan:
+    """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
 
     Files whose blob was extracted before (in any repository) come from the result
     cache; the rest are parsed in `jobs` processes (default: the number of CPUs).
@@ -72,68 +140,102 @@ def extract(
     handle = repo.open_repo(commit.git_dir)
     wanted = files.Filters(include_tests, tuple(include), tuple(exclude))
     entries = files.list_files(handle, commit.sha, wanted)
-    results = cache.ResultCache.open(cache_root, __version__, context) if use_cache else None
-    try:
-        per_file = _file_results(handle, entries, results, context, jobs, progress)
-    finally:
-        if results is not None:
-            results.close()
-    found = [site for result in per_file for site in result.sites]
-    file_errors = sorted(
-        (result.error for result in per_file if result.error is not None), key=lambda e: e.file
-    )
-    records = link.link(found, commit.repo, commit.sha, commit.url)
-    stats = ScanStats(
-        files=len(entries),
-        sites=len(records),
-        file_errors=len(file_errors),
-        seconds=time.perf_counter() - started,
-    )
+    opts = _Options(wanted, context, cache_root, jobs, use_cache, progress, started)
+    return Scan(commit, entries, opts)
+
+
+def extract(target: str, **options: Any) -> ScanResult:
+    """Scan REPO@REV and return every record at once; the options are those of `scan`."""
+    running = scan(target, **options)
+    records = tuple(running)
     return ScanResult(
-        repo=commit.repo,
-        commit=commit.sha,
+        repo=running.repo,
+        commit=running.commit,
         errscan_version=__version__,
-        records=tuple(records),
-        file_errors=tuple(file_errors),
-        stats=stats,
+        records=records,
+        file_errors=tuple(running.file_errors),
+        stats=running.stats,
     )
+
+
+def export(
+    target: str, fmt: str, path: Path | None = None, stream: TextIO | None = None, **options: Any
+) -> ScanStats:
+    """Scan REPO@REV and write it as `fmt` to `path` (atomically) or `stream` (stdout).
+
+    A rescan of a commit with the same options replays the output stored the first
+    time (unless use_cache=False). The options are those of `scan`.
+    """
+    out = stream if stream is not None else sys.stdout
+    running = scan(target, **options)
+    if not running.use_cache:
+        output.write(running, fmt, path, out, __version__)
+        return running.stats
+    store = replay.Replay(running.cache_root)
+    entry = running.replay_key(fmt)
+    hit = store.load(entry)
+    if hit is not None:
+        text_path, stats = hit
+        output.write_chunks(store.chunks(text_path), path, out)
+        return dataclasses.replace(stats, seconds=running.stats.seconds)
+    with store.recorder(entry) as recorder:
+        output.write_chunks(recorder.tee(output.render(running, fmt, __version__)), path, out)
+        recorder.stats = running.stats
+    replay.prune(store, replay.DEFAULT_MAX_BYTES)
+    return running.stats
 
 
 def _file_results(
+    handle: git.Repo, entries: list[files.BlobEntry], opts: _Options
+) -> Iterator[FileResult]:
+    """Every entry's result in path order: from the cache, or scanned and then cached."""
+    results = (
+        cache.ResultCache.open(opts.cache_root, __version__, opts.context)
+        if opts.use_cache
+        else None
+    )
+    try:
+        cached = results.has_many([entry.sha for entry in entries]) if results else set()
+        misses = [entry for entry in entries if entry.sha not in cached]
+        with scan_stage.Scanner(_worker_count(opts.jobs, misses), opts.context) as scanner:
+            yield from _merged(handle, entries, results, scanner, opts.progress)
+    finally:
+        if results is not None:
+            results.close()
+
+
+def _merged(
     handle: git.Repo,
-    entries: Sequence[files.BlobEntry],
+    entries: list[files.BlobEntry],
     results: cache.ResultCache | None,
-    context: int,
-    jobs: int | None,
+    scanner: scan_stage.Scanner,
     progress: Progress | None,
-) -> list[FileResult]:
-    """Every entry's result: cached ones first, then the rest scanned and cached."""
-    done: list[FileResult] = []
-    stored = results.get_many([entry.sha for entry in entries]) if results is not None else {}
-    misses = []
-    for entry in entries:
-        hit = cache.decode(stored[entry.sha], entry.path) if entry.sha in stored else None
-        if hit is None:
-            misses.append(entry)
-        else:
-            done.append(hit)
-    if progress is not None:
-        progress(len(done), len(entries))
-    fresh: list[tuple[str, bytes]] = []
-    misses.sort(key=lambda entry: -entry.size)  # largest first: no straggler at the end
-    with scan.Scanner(_worker_count(jobs, misses), context) as scanner:
-        for source_file, data in scanner.encoded(files.read_files(handle, misses)):
-            result = cache.decode(data, source_file.path)
-            assert result is not None  # just encoded by scan_file
-            done.append(result)
-            fresh.append((source_file.sha, data))
+) -> Iterator[FileResult]:
+    """Cached and fresh results merged back into path order, a chunk of entries at a time
+    so that neither cached data nor file contents pile up in memory."""
+    done = 0
+    for start in range(0, len(entries), _CHUNK):
+        chunk = entries[start : start + _CHUNK]
+        stored = results.get_many([entry.sha for entry in chunk]) if results else {}
+        hits = {e.path: cache.decode(stored[e.sha], e.path) for e in chunk if e.sha in stored}
+        misses = [entry for entry in chunk if hits.get(entry.path) is None]
+        fresh = scanner.encoded(files.read_files(handle, misses))
+        new: list[tuple[str, bytes]] = []
+        for entry in chunk:
+            result = hits.get(entry.path)
+            if result is None:
+                source_file, data = next(fresh)
+                result = cache.decode(data, source_file.path)
+                assert result is not None  # just encoded by scan_file
+                new.append((source_file.sha, data))
+            done += 1
             if progress is not None:
-                progress(len(done), len(entries))
+                progress(done, len(entries))
+            yield result
+        if results is not None and new:
+            results.put_many(new)
     if results is not None:
-        results.put_many(fresh)
-        if fresh:
-            results.prune(cache.DEFAULT_MAX_BYTES)
-    return done
+        results.prune(cache.DEFAULT_MAX_BYTES)
 
 
 def _worker_count(jobs: int | None, misses: Sequence[files.BlobEntry]) -> int:
@@ -145,24 +247,31 @@ def _worker_count(jobs: int | None, misses: Sequence[files.BlobEntry]) -> int:
 
 
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
-    """The result cache's path, entry count and size."""
-    results = cache.ResultCache.open(_cache_root(cache_dir), __version__, 0)
+    """Where the cache is, and what it holds: per-file results and stored outputs."""
+    root = _cache_root(cache_dir)
+    results = cache.ResultCache.open(root, __version__, 0)
     try:
-        return results.info()
+        info = results.info()
     finally:
         results.close()
+    outputs, output_bytes = replay.usage(replay.Replay(root))
+    return dataclasses.replace(info, outputs=outputs, output_bytes=output_bytes)
 
 
 def prune_cache(
     cache_dir: str | Path | None = None, max_bytes: int = cache.DEFAULT_MAX_BYTES
 ) -> tuple[int, cache.CacheInfo]:
-    """Drop least recently used results down to `max_bytes`: how many, and what is left."""
-    results = cache.ResultCache.open(_cache_root(cache_dir), __version__, 0)
+    """Drop least recently used entries until `max_bytes` remain, stored outputs first
+    (they are cheap to make again from the results): how many, and what is left."""
+    root = _cache_root(cache_dir)
+    results = cache.ResultCache.open(root, __version__, 0)
     try:
-        dropped = results.prune(max_bytes)
-        return dropped, results.info()
+        budget = max(0, max_bytes - results.info().bytes)
+        dropped, kept = replay.prune(replay.Replay(root), budget)
+        dropped += results.prune(max(0, max_bytes - kept))
     finally:
         results.close()
+    return dropped, cache_info(root)
 
 
 def _cache_root(cache_dir: str | Path | None) -> Path:
@@ -173,5 +282,5 @@ def extract_source(
     code: str | bytes, path: str = "mod.py", *, context: int = 15
 ) -> list[ErrorRecord]:
     """The records of one file's source; a file that does not parse gives no records."""
-    result = scan.scan_file(path, code, context)
+    result = scan_stage.scan_file(path, code, context)
     return link.link(result.sites, "", "", lambda _file, _line: None)

@@ -172,8 +172,11 @@ def run_extract(options: ExtractOptions) -> int:
     if options.output is not None:
         output.check_writable(options.output)
     bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
-    result = errscan.extract(
+    stats = errscan.export(
         options.target,
+        options.fmt,
+        options.output,
+        sys.stdout,
         include_tests=options.include_tests,
         include=options.include,
         exclude=options.exclude,
@@ -186,9 +189,7 @@ def run_extract(options: ExtractOptions) -> int:
     )
     if bar is not None:
         bar.close()
-    output.write(result, options.fmt, options.output, sys.stdout)
     if not options.quiet:
-        stats = result.stats
         click.echo(
             f"errscan: {stats.files} files scanned, {stats.sites} sites, "
             f"{stats.file_errors} file errors, {stats.seconds:.2f}s",
@@ -215,7 +216,10 @@ _CACHE_DIR_OPTION = click.option(
 def cache_info(cache_dir: Path | None) -> int:
     """Where the result cache is, how many files it holds and its size."""
     info = errscan.cache_info(cache_dir)
-    click.echo(f"{info.path}: {info.entries} files, {info.bytes / 1e6:.1f} MB")
+    click.echo(
+        f"{info.path}: {info.entries} file results, {info.bytes / 1e6:.1f} MB; "
+        f"{info.outputs} stored outputs, {info.output_bytes / 1e6:.1f} MB"
+    )
     return EXIT_OK
 
 
@@ -231,7 +235,8 @@ def cache_info(cache_dir: Path | None) -> int:
 def cache_prune(cache_dir: Path | None, max_mb: float) -> int:
     """Drop least recently used results down to --max-mb."""
     dropped, info = errscan.prune_cache(cache_dir, int(max_mb * 1e6))
-    click.echo(f"dropped {dropped} files; {info.entries} files, {info.bytes / 1e6:.1f} MB left")
+    left = (info.bytes + info.output_bytes) / 1e6
+    click.echo(f"dropped {dropped} entries; {info.entries + info.outputs} left, {left:.1f} MB")
     return EXIT_OK
 
 

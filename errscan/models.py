@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +143,9 @@ class ScanResult:
     records: tuple[ErrorRecord, ...]
     file_errors: tuple[FileError, ...]
     stats: ScanStats
+
+    def __iter__(self) -> Iterator[ErrorRecord]:
+        return iter(self.records)
 
     def to_dict(self) -> dict[str, Any]:
         return {

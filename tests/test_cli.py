@@ -129,7 +129,7 @@ def test_internal_error_is_one_line_and_exit_1(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(errscan, "extract", broken)
+    monkeypatch.setattr(errscan, "scan", broken)
     code, _out, err = run("extract", str(basic_repo))
     assert code == 1
     assert err == "errscan: internal error: RuntimeError: boom second line\n"

@@ -20,7 +20,7 @@ def golden_text(case: str, tmp: Path) -> str:
         f"{repo}@main", repo_name=f"errscan-fixtures/{case}", cache_dir=tmp / "cache"
     )
     out = io.StringIO()
-    output.write(result, "json", None, out)
+    output.write(result, "json", None, out, errscan.__version__)
     return out.getvalue()
 
 

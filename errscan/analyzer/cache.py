@@ -36,9 +36,13 @@ _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
 @dataclass(frozen=True)
 class CacheInfo:
+    """What the cache dir holds: per-file results, and whole outputs kept for replay."""
+
     path: str
     entries: int
     bytes: int
+    outputs: int = 0
+    output_bytes: int = 0
 
 
 def options_digest(version: str, radius: int) -> str:
@@ -69,6 +73,17 @@ class ResultCache:
 
     def _key(self, sha: str) -> str:
         return f"{sha}:{self.digest}"
+
+    def has_many(self, shas: Sequence[str]) -> set[str]:
+        """The blob shas among `shas` that have an entry."""
+        found: set[str] = set()
+        keys = [self._key(sha) for sha in shas]
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key FROM results WHERE key IN ({marks})", chunk)
+            found.update(key.split(":", 1)[0] for (key,) in rows)
+        return found
 
     def get_many(self, shas: Sequence[str]) -> dict[str, bytes]:
         """Cached data by blob sha, for the shas that have an entry."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import fields
-from typing import Any
 
 from errscan.models import ErrorRecord, Site
 
@@ -39,20 +37,15 @@ def link(sites: Iterable[Site], repo: str, commit: str, url_for: LinkFor) -> lis
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         records.append(
-            ErrorRecord(
-                **_fields(site),
-                id=record_id(key, occurrence),
-                repo=repo,
-                commit=commit,
-                url=url_for(site.file, site.line),
-            )
+            _record(site, record_id(key, occurrence), repo, commit, url_for(site.file, site.line))
         )
     return records
 
 
-_SITE_FIELDS = tuple(field.name for field in fields(Site))
-
-
-def _fields(site: Site) -> dict[str, Any]:
-    # shallow: the nested frozen values are shared, not copied
-    return {name: getattr(site, name) for name in _SITE_FIELDS}
+def _record(site: Site, id: str, repo: str, commit: str, url: str | None) -> ErrorRecord:
+    """The site's fields plus the scan's. Built through __dict__, which a frozen dataclass
+    allows: ErrorRecord(**fields) cost a fifth of a warm rescan."""
+    record = object.__new__(ErrorRecord)
+    record.__dict__.update(site.__dict__)
+    record.__dict__.update(id=id, repo=repo, commit=commit, url=url)
+    return record

@@ -6,35 +6,76 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from errscan.errors import InputError
-from errscan.models import ScanResult
+from errscan.models import ErrorRecord, FileError, ScanStats
 
 FORMATS = ("jsonl", "json")
+
+
+class Scanned(Protocol):
+    """A scan to write: a finished ScanResult, or a Scan whose records are still coming.
+
+    `file_errors` and `stats` are read only after the records have been iterated.
+    """
+
+    @property
+    def repo(self) -> str: ...
+
+    @property
+    def commit(self) -> str: ...
+
+    def __iter__(self) -> Iterator[ErrorRecord]: ...
+
+    @property
+    def file_errors(self) -> Sequence[FileError]: ...
+
+    @property
+    def stats(self) -> ScanStats: ...
 
 
 def _dumps(data: Any, indent: int | None = None) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=indent)
 
 
-def render(result: ScanResult, fmt: str) -> Iterator[str]:
-    """The output text in chunks; the same result always gives the same text.
+def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
+    """The output text in chunks, record by record; the same scan always gives the same text.
 
     jsonl: one record a line, then one `{"type": "file_error", ...}` line per file error.
-    json: one document with repo, commit, errscan_version, records, file_errors and stats.
+    json: one document with repo, commit, errscan_version, records, file_errors and stats,
+    in that order (records before file errors, so the document streams).
     """
-    if fmt == "json":
-        yield _dumps(result.to_dict(), indent=2) + "\n"
+    if fmt == "jsonl":
+        for record in scanned:
+            yield _dumps(record.to_dict()) + "\n"
+        for error in scanned.file_errors:
+            yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return
-    if fmt != "jsonl":
+    if fmt != "json":
         raise InputError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
-    for record in result.records:
-        yield _dumps(record.to_dict()) + "\n"
-    for error in result.file_errors:
-        yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
+    yield "{\n"
+    yield _member("repo", scanned.repo)
+    yield _member("commit", scanned.commit)
+    yield _member("errscan_version", version)
+    yield '  "records": ['
+    separator = "\n"
+    for record in scanned:
+        yield separator + textwrap.indent(_dumps(record.to_dict(), indent=2), "    ")
+        separator = ",\n"
+    yield "\n  ],\n" if separator != "\n" else "],\n"
+    yield _member("file_errors", [error.to_dict() for error in scanned.file_errors])
+    yield _member("stats", scanned.stats.to_dict(), last=True)
+    yield "}\n"
+
+
+def _member(name: str, value: Any, last: bool = False) -> str:
+    """One top-level member of the json document, indented as json.dumps(indent=2) would."""
+    text = textwrap.indent(_dumps(value, indent=2), "  ").lstrip()
+    return f"  {_dumps(name)}: {text}{'' if last else ','}\n"
 
 
 def check_writable(path: Path) -> None:
@@ -48,10 +89,15 @@ def check_writable(path: Path) -> None:
         raise InputError(f"output path is a directory: {path}")
 
 
-def write(result: ScanResult, fmt: str, path: Path | None, stream: TextIO) -> None:
+def write(scanned: Scanned, fmt: str, path: Path | None, stream: TextIO, version: str) -> None:
+    """Render `scanned` to `stream`, or atomically to `path`."""
+    write_chunks(render(scanned, fmt, version), path, stream)
+
+
+def write_chunks(chunks: Iterable[str], path: Path | None, stream: TextIO) -> None:
     """Write to `stream`, or atomically to `path`: all of it, or the old file untouched."""
     if path is None:
-        for chunk in render(result, fmt):
+        for chunk in chunks:
             stream.write(chunk)
         stream.flush()
         return
@@ -60,7 +106,7 @@ def write(result: ScanResult, fmt: str, path: Path | None, stream: TextIO) -> No
     try:
         os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for chunk in render(result, fmt):
+            for chunk in chunks:
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())

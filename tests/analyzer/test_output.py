@@ -15,14 +15,15 @@ from errscan.analyzer import output
 def test_same_input_same_bytes(basic_repo: Path, tmp_path: Path) -> None:
     for fmt in output.FORMATS:
         first, second = tmp_path / f"a.{fmt}", tmp_path / f"b.{fmt}"
-        output.write(errscan.extract(str(basic_repo)), fmt, first, None)  # type: ignore[arg-type]
-        output.write(errscan.extract(str(basic_repo)), fmt, second, None)  # type: ignore[arg-type]
+        output.write(errscan.extract(str(basic_repo)), fmt, first, None, "test")  # type: ignore[arg-type]
+        output.write(errscan.extract(str(basic_repo)), fmt, second, None, "test")  # type: ignore[arg-type]
         assert first.read_bytes() == second.read_bytes()
 
 
 def test_jsonl_lines_and_json_document(basic_repo: Path, tmp_path: Path) -> None:
     result = errscan.extract(str(basic_repo))
-    lines = [json.loads(line) for line in "".join(output.render(result, "jsonl")).splitlines()]
+    text = "".join(output.render(result, "jsonl", "test"))
+    lines = [json.loads(line) for line in text.splitlines()]
     records = [line for line in lines if line.get("type") != "file_error"]
     errors = [line for line in lines if line.get("type") == "file_error"]
     assert [r["id"] for r in records] == [r.id for r in result.records]
@@ -31,7 +32,7 @@ def test_jsonl_lines_and_json_document(basic_repo: Path, tmp_path: Path) -> None
     ]
     keys = [(r["file"], r["line"], r["col"]) for r in records]
     assert keys == sorted(keys)
-    document = json.loads("".join(output.render(result, "json")))
+    document = json.loads("".join(output.render(result, "json", "test")))
     assert set(document) == {"repo", "commit", "errscan_version", "records", "file_errors", "stats"}
     assert document["stats"] == {"files": 6, "sites": len(records), "file_errors": 1}
 
@@ -51,7 +52,7 @@ def test_failed_write_leaves_the_old_file(
 
     monkeypatch.setattr(output, "render", lambda *_a: iter(["partial", *explode()]))
     with pytest.raises(OSError, match="disk full"):
-        output.write(result, "jsonl", target, None)  # type: ignore[arg-type]
+        output.write(result, "jsonl", target, None, "test")  # type: ignore[arg-type]
     assert target.read_text() == "old content\n"
     assert os.listdir(tmp_path).count("out.jsonl") == 1
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
@@ -61,5 +62,5 @@ def test_output_keeps_the_existing_file_mode(basic_repo: Path, tmp_path: Path) -
     target = tmp_path / "out.json"
     target.write_text("{}")
     target.chmod(0o640)
-    output.write(errscan.extract(str(basic_repo)), "json", target, None)  # type: ignore[arg-type]
+    output.write(errscan.extract(str(basic_repo)), "json", target, None, "test")  # type: ignore[arg-type]
     assert target.stat().st_mode & 0o777 == 0o640

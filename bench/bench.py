@@ -1,0 +1,228 @@
+"""Speed and memory of errscan against a bare `ast.parse` + walk, measured in one run.
+
+    python bench/bench.py [--packages SQLAlchemy pip] [--synthetic 10000] [--jobs N]
+
+Builds its corpus itself: the packages' wheels from PyPI (a wheel carries the .py
+sources), unpacked and committed into a throwaway git repository under a temp dir.
+Every measurement runs in a fresh Python process; times are taken inside it, after
+interpreter start-up and before exit, for the baseline and for errscan alike
+(errscan's include importing errscan). Prints seconds, the ratio to the baseline,
+peak RSS (the largest of the process and its workers), and the targets of issue 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+_BASELINE = r"""
+import ast, json, resource, sys, time
+paths = json.load(open(sys.argv[1]))
+start = time.perf_counter()
+nodes = 0
+for path in paths:
+    with open(path, "rb") as source:
+        tree = ast.parse(source.read())
+    for _node in ast.walk(tree):
+        nodes += 1
+seconds = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"seconds": seconds, "rss_kb": rss, "nodes": nodes}))
+"""
+
+_ERRSCAN = r"""
+import json, resource, sys, time
+start = time.perf_counter()
+from errscan.cli import main
+code = main(sys.argv[1:])
+seconds = time.perf_counter() - start
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds": seconds, "rss_kb": rss, "code": code}))
+"""
+
+
+_ADDED = '\n\ndef _bench_added():\n    raise ValueError("added by the benchmark")\n'
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        env={**os.environ, **_ENV},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def build_corpus(packages: list[str], root: Path) -> Path:
+    wheels = root / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "-d",
+            str(wheels),
+            *packages,
+        ],
+        check=True,
+    )
+    repo = root / "corpus"
+    repo.mkdir()
+    for wheel in sorted(wheels.glob("*.whl")):
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if name.endswith((".py", ".pyi")):
+                    archive.extract(name, repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "corpus")
+    return repo
+
+
+def build_synthetic(corpus: Path, count: int, root: Path) -> Path:
+    """`count` files copied round-robin from the corpus, each made a distinct blob."""
+    sources = sorted(corpus.rglob("*.py"))
+    sources = [path for path in sources if ".git" not in path.parts]
+    repo = root / "synthetic"
+    repo.mkdir()
+    for i in range(count):
+        source = sources[i % len(sources)]
+        target = repo / f"pkg{i // 500:03d}" / f"m{i:05d}_{source.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f"# synthetic copy {i}\n".encode() + source.read_bytes())
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "synthetic")
+    return repo
+
+
+def scanned_paths(repo: Path) -> list[str]:
+    listed = git(repo, "ls-files", "-z").split("\0")
+    return [str(repo / name) for name in listed if name.endswith((".py", ".pyi"))]
+
+
+def run_python(script: str, *args: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], check=True, capture_output=True, text=True
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def baseline(repo: Path, tmp: Path) -> dict[str, float]:
+    listing = tmp / f"{repo.name}-paths.json"
+    listing.write_text(json.dumps(scanned_paths(repo)))
+    return run_python(_BASELINE, str(listing))
+
+
+def errscan_run(repo: Path, cache: Path, out: Path, jobs: int | None) -> dict[str, float]:
+    args = [
+        "extract",
+        f"{repo}@HEAD",
+        "--include-tests",
+        "-q",
+        "-o",
+        str(out),
+        "--cache-dir",
+        str(cache),
+    ]
+    if jobs is not None:
+        args += ["--jobs", str(jobs)]
+    return run_python(_ERRSCAN, *args)
+
+
+def change_files(repo: Path, count: int) -> None:
+    for path in sorted(Path(p) for p in scanned_paths(repo))[::37][:count]:
+        with open(path, "a", encoding="utf-8") as source:
+            source.write(_ADDED)
+    git(repo, "commit", "-q", "-am", f"change {count} files")
+
+
+def row(name: str, seconds: float, base: float, rss_kb: float) -> str:
+    return f"{name:<34} {seconds:8.3f} s {seconds / base:8.3f}x {rss_kb / 1024:9.1f} MB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packages", nargs="+", default=["SQLAlchemy", "pip"])
+    parser.add_argument("--synthetic", type=int, default=10_000, help="files; 0 skips it")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    options = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="errscan-bench-"))
+    try:
+        corpus = build_corpus(options.packages, tmp)
+        paths = scanned_paths(corpus)
+        size = sum(Path(p).stat().st_size for p in paths)
+        machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
+        print(f"machine: {machine}, Python {platform.python_version()}")
+        names = " + ".join(options.packages)
+        print(f"corpus: {names} wheels, {len(paths)} files, {size / 1e6:.1f} MB")
+        cache = tmp / "cache"
+        base = baseline(corpus, tmp)
+        b = base["seconds"]
+        print(f"{'phase':<34} {'seconds':>10} {'ratio':>9} {'peak RSS':>12}")
+        print(row("baseline ast.parse + walk (1 proc)", b, b, base["rss_kb"]))
+        cold = errscan_run(corpus, cache, tmp / "cold.jsonl", options.jobs)
+        print(row("errscan cold (empty cache)", cold["seconds"], b, cold["rss_kb"]))
+        warm = errscan_run(corpus, cache, tmp / "warm.jsonl", options.jobs)
+        print(row("errscan warm (same commit)", warm["seconds"], b, warm["rss_kb"]))
+        same = (tmp / "cold.jsonl").read_bytes() == (tmp / "warm.jsonl").read_bytes()
+        change_files(corpus, 10)
+        incr = errscan_run(corpus, cache, tmp / "incr.jsonl", options.jobs)
+        print(row("errscan incremental (10 files)", incr["seconds"], b, incr["rss_kb"]))
+        print(f"warm output identical to cold: {same}")
+        peak = max(cold["rss_kb"], warm["rss_kb"], incr["rss_kb"]) / 1024
+        print("targets met:")
+        print(f"  cold <= 1.0x: {cold['seconds'] / b <= 1.0}")
+        print(f"  warm <= 0.10x: {warm['seconds'] / b <= 0.10}")
+        print(f"  incremental <= 0.15x: {incr['seconds'] / b <= 0.15}")
+        print(f"  peak RSS <= 400 MB: {peak <= 400}")
+        if options.synthetic:
+            synthetic = build_synthetic(corpus, options.synthetic, tmp)
+            spaths = scanned_paths(synthetic)
+            sbase = baseline(synthetic, tmp)
+            scold = errscan_run(synthetic, tmp / "cache-synthetic", tmp / "syn.jsonl", options.jobs)
+            print(f"synthetic: {len(spaths)} files")
+            sb = sbase["seconds"]
+            print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
+            print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"]))
+            per_file = (scold["seconds"] / len(spaths)) / (cold["seconds"] / len(paths))
+            memory = scold["rss_kb"] / cold["rss_kb"]
+            print(f"time per file, synthetic / corpus: {per_file:.2f} (1.0 is linear)")
+            print(f"peak RSS, synthetic / corpus: {memory:.2f} (1.0 is flat)")
+    finally:
+        if options.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Whole outputs of earlier scans, kept as files, so rescanning a commit replays its output.
+
+A commit's content never changes, so the output of a scan is a function of the commit
+sha and everything else that shapes records (repository name, filters, context,
+errscan and Python versions, format): that tuple is the key. An entry is two files,
+`KEY.out` and `KEY.json` (the counts), written to temp files and renamed into place,
+the counts last, so a reader never sees half an entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from errscan.models import ScanStats
+
+_BLOCK = 1 << 20
+
+
+def key(*parts: object) -> str:
+    """A digest of everything that shapes a scan's output."""
+    text = json.dumps([*map(str, parts), f"py{sys.version_info[0]}.{sys.version_info[1]}"])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class Replay:
+    def __init__(self, cache_dir: Path) -> None:
+        self.root = cache_dir / "outputs"
+
+    def load(self, entry: str) -> tuple[Path, ScanStats] | None:
+        """The stored output and its counts, or None where there is no whole entry."""
+        text_path, stats_path = self.root / f"{entry}.out", self.root / f"{entry}.json"
+        try:
+            counts = json.loads(stats_path.read_text(encoding="utf-8"))
+            stats = ScanStats(counts["files"], counts["sites"], counts["file_errors"], 0.0)
+            os.utime(text_path)  # recently used: pruned last
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return text_path, stats
+
+    def chunks(self, text_path: Path) -> Iterator[str]:
+        with open(text_path, encoding="utf-8", newline="") as stored:
+            while block := stored.read(_BLOCK):
+                yield block
+
+    @contextlib.contextmanager
+    def recorder(self, entry: str) -> Iterator[_Recorder]:
+        """Collects the output as it is written; stored only if the block ends normally."""
+        recorder = _Recorder(self.root, entry)
+        try:
+            yield recorder
+        except BaseException:
+            recorder.discard()
+            raise
+        recorder.commit()
+
+    def files(self) -> list[Path]:
+        try:
+            return [path for path in self.root.iterdir() if path.suffix in (".out", ".json")]
+        except OSError:
+            return []
+
+
+class _Recorder:
+    def __init__(self, root: Path, entry: str) -> None:
+        self.root = root
+        self.entry = entry
+        self.stats: ScanStats | None = None
+        self._out: IO[str] | None = None
+        self._tmp: str | None = None
+        with contextlib.suppress(OSError):
+            root.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{entry}.", suffix=".tmp", dir=root)
+            self._out = os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+    def tee(self, chunks: Iterable[str]) -> Iterator[str]:
+        for chunk in chunks:
+            if self._out is not None:
+                try:
+                    self._out.write(chunk)
+                except OSError:
+                    self.discard()
+            yield chunk
+
+    def commit(self) -> None:
+        if self._out is None or self._tmp is None or self.stats is None:
+            self.discard()
+            return
+        try:
+            self._out.close()
+            os.replace(self._tmp, self.root / f"{self.entry}.out")
+            counts = {"files": self.stats.files, "sites": self.stats.sites,
+                      "file_errors": self.stats.file_errors}  # fmt: skip
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.entry}.", suffix=".tmp", dir=self.root)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(counts, out)
+            os.replace(tmp, self.root / f"{self.entry}.json")
+        except OSError:
+            self.discard()
+
+    def discard(self) -> None:
+        if self._out is not None:
+            with contextlib.suppress(OSError):
+                self._out.close()
+            self._out = None
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
+            self._tmp = None
+
+
+DEFAULT_MAX_BYTES = 256 << 20
+
+
+def usage(replay: Replay) -> tuple[int, int]:
+    """How many outputs are stored, and their bytes."""
+    outputs = [path for path in replay.files() if path.suffix == ".out"]
+    return len(outputs), sum(path.stat().st_size for path in outputs)
+
+
+def prune(replay: Replay, max_bytes: int) -> tuple[int, int]:
+    """Drop least recently used entries until at most `max_bytes` remain: (dropped, kept bytes)."""
+    outputs = sorted(
+        (path for path in replay.files() if path.suffix == ".out"),
+        key=lambda path: path.stat().st_mtime,
+    )
+    total = sum(path.stat().st_size for path in outputs)
+    dropped = 0
+    for path in outputs:
+        if total <= max_bytes:
+            break
+        total -= path.stat().st_size
+        with contextlib.suppress(OSError):
+            path.with_suffix(".json").unlink()
+            path.unlink()
+        dropped += 1
+    return dropped, total

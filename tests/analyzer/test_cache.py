@@ -1,0 +1,194 @@
+"""The result cache and the stored outputs: reuse, robustness, bounds, and concurrent use."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import errscan
+from errscan.analyzer import cache, scan
+from tests.support import commit_all, write
+
+
+def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: object) -> None:
+        raise AssertionError("a cached file was parsed again")
+
+    monkeypatch.setattr(scan, "scan_file", refuse)
+
+
+def test_cached_files_are_not_parsed_again_in_any_repository(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = errscan.extract(str(basic_repo))
+    copy = tmp_path / "copy"
+    subprocess.run(["git", "clone", "-q", str(basic_repo), str(copy)], check=True)
+    _no_parsing(monkeypatch)
+    again = errscan.extract(str(basic_repo))
+    assert again.records == first.records
+    assert again.file_errors == first.file_errors
+    other = errscan.extract(str(copy))  # same blobs, another repository
+    assert [r.message for r in other.records] == [r.message for r in first.records]
+    assert [r.repo for r in other.records] == [str(copy)] * len(first.records)
+
+
+def test_only_changed_files_are_parsed(basic_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    errscan.extract(str(basic_repo))
+    write(basic_repo, "pkg/new.py", 'raise ValueError("new file")\n')
+    commit_all(basic_repo, "one new file")
+    parsed: list[str] = []
+    original = scan.scan_file
+
+    def counting(path: str, data: bytes | str, radius: int) -> object:
+        parsed.append(path)
+        return original(path, data, radius)
+
+    monkeypatch.setattr(scan, "scan_file", counting)
+    result = errscan.extract(str(basic_repo))
+    assert parsed == ["pkg/new.py"]
+    assert "new file" in {r.message for r in result.records}
+
+
+def test_options_that_change_records_are_part_of_the_key(basic_repo: Path) -> None:
+    wide = errscan.extract(str(basic_repo), context=15)
+    narrow = errscan.extract(str(basic_repo), context=1)
+    assert wide.records[0].context != narrow.records[0].context
+
+
+def test_corrupt_entry_is_scanned_again(basic_repo: Path, _private_cache: Path) -> None:
+    first = errscan.extract(str(basic_repo))
+    db = sqlite3.connect(_private_cache / "results.sqlite")
+    with db:
+        db.execute("UPDATE results SET data = ?", (b"\x00not json",))
+    db.close()
+    assert errscan.extract(str(basic_repo)).records == first.records
+
+
+def test_corrupt_database_file_is_replaced(basic_repo: Path, _private_cache: Path) -> None:
+    _private_cache.mkdir(parents=True)
+    (_private_cache / "results.sqlite").write_bytes(b"this is not a database" * 100)
+    assert errscan.extract(str(basic_repo)).stats.sites == 29
+
+
+def test_no_cache_leaves_nothing(basic_repo: Path, _private_cache: Path) -> None:
+    errscan.extract(str(basic_repo), use_cache=False)
+    assert not (_private_cache / "results.sqlite").exists()
+
+
+def test_pool_and_in_process_give_the_same_records(
+    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
+    monkeypatch.setattr(errscan, "_POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scan, "_BATCH_FILES", 2)
+    pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
+    assert pooled.records == serial.records
+    assert pooled.file_errors == serial.file_errors
+
+
+def test_stored_output_is_replayed_byte_for_byte(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for fmt in ("jsonl", "json"):
+        first = io.StringIO()
+        stats = errscan.export(str(basic_repo), fmt, stream=first)
+        monkeypatch.setattr(errscan.Scan, "__iter__", lambda _self: iter(()))  # no scanning
+        second = io.StringIO()
+        replayed = errscan.export(str(basic_repo), fmt, stream=second)
+        monkeypatch.undo()
+        assert second.getvalue() == first.getvalue()
+        assert (replayed.files, replayed.sites, replayed.file_errors) == (
+            stats.files,
+            stats.sites,
+            stats.file_errors,
+        )
+
+
+def test_output_replay_is_keyed_by_repository_name(basic_repo: Path) -> None:
+    plain, named = io.StringIO(), io.StringIO()
+    errscan.export(str(basic_repo), "jsonl", stream=plain)
+    errscan.export(str(basic_repo), "jsonl", stream=named, repo_name="acme/widgets")
+    assert '"repo": "acme/widgets"' in named.getvalue()
+    assert '"repo": "acme/widgets"' not in plain.getvalue()
+
+
+def test_info_and_prune(basic_repo: Path, _private_cache: Path) -> None:
+    errscan.export(str(basic_repo), "jsonl", stream=io.StringIO())
+    info = errscan.cache_info()
+    assert (info.entries, info.outputs) == (6, 1)
+    assert info.bytes > 0 and info.output_bytes > 0
+    dropped, left = errscan.prune_cache(max_bytes=info.bytes)
+    assert dropped == 1 and left.outputs == 0 and left.entries == 6
+    dropped, left = errscan.prune_cache(max_bytes=0)
+    assert dropped == 6 and left.entries == 0
+
+
+def test_cache_commands(basic_repo: Path, _private_cache: Path) -> None:
+    from click.testing import CliRunner
+
+    from errscan.cli import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["extract", str(basic_repo), "-q"]).exit_code == 0
+    info = runner.invoke(cli, ["cache", "info"])
+    assert info.exit_code == 0
+    assert info.stdout.startswith(f"{_private_cache / 'results.sqlite'}: 6 file results")
+    pruned = runner.invoke(cli, ["cache", "prune", "--max-mb", "0"])
+    assert pruned.exit_code == 0
+    assert pruned.stdout == "dropped 7 entries; 0 left, 0.0 MB\n"
+
+
+def test_two_processes_share_one_cache(
+    basic_repo: Path, tmp_path: Path, _private_cache: Path
+) -> None:
+    outputs = [tmp_path / f"out{i}.jsonl" for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "errscan",
+                "extract",
+                str(basic_repo),
+                "-q",
+                "-o",
+                str(out),
+                "--context",
+                str(i % 2),
+            ],  # two keys, each written by two processes at once
+        )
+        for i, out in enumerate(outputs)
+    ]
+    assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
+    assert outputs[0].read_bytes() == outputs[2].read_bytes()
+    assert outputs[1].read_bytes() == outputs[3].read_bytes()
+    again = tmp_path / "again.jsonl"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "errscan",
+            "extract",
+            str(basic_repo),
+            "-q",
+            "-o",
+            str(again),
+            "--context",
+            "0",
+        ],
+        check=True,
+    )
+    assert again.read_bytes() == outputs[0].read_bytes()
+
+
+def test_encode_decode_round_trip() -> None:
+    result = scan.scan_file("m.py", 'def f():\n    raise E(f"a {b!r:>3}", c) from d\n', 3)
+    assert cache.decode(cache.encode(result), "m.py") == result
+    moved = cache.decode(cache.encode(result), "elsewhere.py")
+    assert moved is not None and moved.sites[0].file == "elsewhere.py"
+    assert cache.decode(b"{}", "m.py") is None

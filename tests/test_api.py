@@ -1,0 +1,54 @@
+"""The library API: scan() streams, extract() collects, export() writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import errscan
+
+
+def test_scan_streams_records_in_order_then_reports_errors(basic_repo: Path) -> None:
+    running = errscan.scan(str(basic_repo))
+    assert running.files == 6 and running.file_errors == []
+    records = list(running)
+    keys = [(r.file, r.line, r.col) for r in records]
+    assert keys == sorted(keys)
+    assert [e.file for e in running.file_errors] == ["pkg/broken.py"]
+    assert running.stats.sites == len(records) == 29
+    with pytest.raises(RuntimeError, match="iterated once"):
+        list(running)
+
+
+def test_extract_collects_the_same(basic_repo: Path) -> None:
+    result = errscan.extract(str(basic_repo), use_cache=False)
+    assert result.records == tuple(errscan.scan(str(basic_repo)))
+    assert result.errscan_version == errscan.__version__
+    assert result.to_dict()["stats"] == {"files": 6, "sites": 29, "file_errors": 1}
+
+
+def test_records_are_frozen_and_serialisable(basic_repo: Path) -> None:
+    record = errscan.extract(str(basic_repo)).records[0]
+    with pytest.raises(AttributeError):
+        record.message = "changed"  # type: ignore[misc]
+    data = record.to_dict()
+    assert set(data) == {
+        "id",
+        "repo",
+        "commit",
+        "kind",
+        "exception",
+        "message",
+        "message_parts",
+        "message_source",
+        "args",
+        "cause",
+        "file",
+        "line",
+        "end_line",
+        "col",
+        "function",
+        "context",
+        "url",
+    }
