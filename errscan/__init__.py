@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-_POOL_MIN_BYTES = 512 * 1024
+_POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
 _CHUNK = 1000  # entries whose cached results are fetched at once
 
 

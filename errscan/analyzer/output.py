@@ -50,8 +50,14 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
     in that order (records before file errors, so the document streams).
     """
     if fmt == "jsonl":
+        block: list[str] = []  # a few hundred records a write, not one
         for record in scanned:
-            yield _dumps(record.to_dict()) + "\n"
+            block.append(_dumps(record.to_dict()))
+            if len(block) == 256:
+                yield "\n".join(block) + "\n"
+                block.clear()
+        if block:
+            yield "\n".join(block) + "\n"
         for error in scanned.file_errors:
             yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return

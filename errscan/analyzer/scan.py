@@ -7,16 +7,18 @@ cached one take the same path back (cache.decode) and the cache is filled on the
 from __future__ import annotations
 
 import gc
-import multiprocessing
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from errscan.analyzer import cache
 from errscan.analyzer.files import SourceFile
 from errscan.analyzer.parse import parse
 from errscan.extractors import sites
 from errscan.models import FileError, FileResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _BATCH_BYTES = 256 * 1024  # files go to a worker in batches of about this much source
 _BATCH_FILES = 32
@@ -57,6 +59,10 @@ class Scanner:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         if jobs > 1:
+            # imported here: a warm rescan never needs a pool, nor the import time
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             # fork is cheap, and safe here: the pool starts before any thread of ours does
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init)
