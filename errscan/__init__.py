@@ -7,7 +7,9 @@ for record in result.records:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import time
@@ -16,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import git
-
 from errscan.analyzer import cache, files, link, output, replay, repo
 from errscan.analyzer import scan as scan_stage
+from errscan.analyzer.index import Index
 from errscan.errors import InputError
-from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
+from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
 __version__ = "0.1.0"
 __all__ = [
@@ -41,8 +42,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-_POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
-_CHUNK = 1000  # entries whose cached results are fetched at once
 
 
 def default_cache_dir() -> Path:
@@ -94,12 +93,20 @@ class Scan:
         self._iterated = True
         handle = repo.open_repo(self._source.git_dir)
         opts = self._opts
-        for result in _file_results(handle, self._entries, opts):
-            if result.error is not None:
-                self.file_errors.append(result.error)
-            records = link.link(result.sites, self.repo, self.commit, self._source.url)
-            self.sites += len(records)
-            yield from records
+        read = functools.partial(files.read_files, handle)
+        with _result_store(opts) as results:
+            jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
+            summaries = scan_stage.prepare(
+                read, self._entries, results, jobs, opts.context, opts.progress
+            )
+            index = Index(summaries)
+            for result in scan_stage.stored(read, self._entries, results, opts.context):
+                if result.error is not None:
+                    self.file_errors.append(result.error)
+                url = self._source.url
+                records = link.link(result.sites, self.repo, self.commit, url, index)
+                self.sites += len(records)
+                yield from records
 
 
 @dataclass(frozen=True)
@@ -185,65 +192,19 @@ def export(
     return running.stats
 
 
-def _file_results(
-    handle: git.Repo, entries: list[files.BlobEntry], opts: _Options
-) -> Iterator[FileResult]:
-    """Every entry's result in path order: from the cache, or scanned and then cached."""
-    results = (
-        cache.ResultCache.open(opts.cache_root, __version__, opts.context)
-        if opts.use_cache
-        else None
-    )
+@contextlib.contextmanager
+def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
+    """The result cache, or with use_cache=False an in-memory one for this scan alone."""
+    if opts.use_cache:
+        results = cache.ResultCache.open(opts.cache_root, __version__, opts.context)
+    else:
+        results = cache.ResultCache.in_memory(__version__, opts.context)
     try:
-        cached = results.has_many([entry.sha for entry in entries]) if results else set()
-        misses = [entry for entry in entries if entry.sha not in cached]
-        with scan_stage.Scanner(_worker_count(opts.jobs, misses), opts.context) as scanner:
-            yield from _merged(handle, entries, results, scanner, opts.progress)
+        yield results
+        if opts.use_cache:
+            results.prune(cache.DEFAULT_MAX_BYTES)
     finally:
-        if results is not None:
-            results.close()
-
-
-def _merged(
-    handle: git.Repo,
-    entries: list[files.BlobEntry],
-    results: cache.ResultCache | None,
-    scanner: scan_stage.Scanner,
-    progress: Progress | None,
-) -> Iterator[FileResult]:
-    """Cached and fresh results merged back into path order, a chunk of entries at a time
-    so that neither cached data nor file contents pile up in memory."""
-    done = 0
-    for start in range(0, len(entries), _CHUNK):
-        chunk = entries[start : start + _CHUNK]
-        stored = results.get_many([entry.sha for entry in chunk]) if results else {}
-        hits = {e.path: cache.decode(stored[e.sha], e.path) for e in chunk if e.sha in stored}
-        misses = [entry for entry in chunk if hits.get(entry.path) is None]
-        fresh = scanner.encoded(files.read_files(handle, misses))
-        new: list[tuple[str, bytes]] = []
-        for entry in chunk:
-            result = hits.get(entry.path)
-            if result is None:
-                source_file, data = next(fresh)
-                result = cache.decode(data, source_file.path)
-                assert result is not None  # just encoded by scan_file
-                new.append((source_file.sha, data))
-            done += 1
-            if progress is not None:
-                progress(done, len(entries))
-            yield result
-        if results is not None and new:
-            results.put_many(new)
-    if results is not None:
-        results.prune(cache.DEFAULT_MAX_BYTES)
-
-
-def _worker_count(jobs: int | None, misses: Sequence[files.BlobEntry]) -> int:
-    """The pool pays for itself only on enough source; a few files are scanned in-process."""
-    wanted = jobs if jobs is not None else (os.cpu_count() or 1)
-    if sum(entry.size for entry in misses) < _POOL_MIN_BYTES:
-        return 1
-    return max(1, min(wanted, len(misses)))
+        results.close()
 
 
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
@@ -283,4 +244,5 @@ def extract_source(
 ) -> list[ErrorRecord]:
     """The records of one file's source; a file that does not parse gives no records."""
     result = scan_stage.scan_file(path, code, context)
-    return link.link(result.sites, "", "", lambda _file, _line: None)
+    index = Index({path: result.summary})
+    return link.link(result.sites, "", "", lambda _file, _line: None, index)

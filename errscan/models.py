@@ -6,8 +6,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-SITE_KINDS = ("raise", "reraise", "assert")
-MESSAGE_SOURCES = ("literal", "fstring", "percent", "format", "concat", "none", "unresolved")
+SITE_KINDS = ("raise", "reraise", "assert", "exit", "warning")
+MESSAGE_SOURCES = (
+    "literal", "fstring", "percent", "format", "concat", "variable", "constant",
+    "keyword", "factory", "init", "none", "unresolved",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,23 +48,30 @@ class Context:
 
 @dataclass(frozen=True)
 class Site:
-    """What one file alone tells of one raise or assert statement."""
+    """What one file alone tells of one raise, assert, exit or warning."""
 
     kind: str
     exception: str | None
     message: str | None
     message_parts: tuple[MessagePart, ...]
     message_source: str
+    message_candidates: tuple[str, ...]
     args: tuple[str, ...]
     cause: str | None
+    reraises: tuple[str, ...]
     file: str
     line: int
     end_line: int
     col: int
     function: str
     context: Context
-    # The message argument's source text: the id falls back on it where `message` is null.
+    # For the whole-scan stage, not written out:
+    # the message argument's source text (the id falls back on it where `message` is null),
     message_expr: str | None = field(default=None, repr=False, compare=False)
+    # the dotted name the exception resolves through (`errors.ConfigError`, `self._error`),
+    exception_ref: str | None = field(default=None, repr=False, compare=False)
+    # the raised call's arguments as (keyword or None, source), for __init__ composition.
+    call_args: tuple[tuple[str | None, str], ...] = field(default=(), repr=False, compare=False)
 
     def sort_key(self) -> tuple[str, int, int]:
         return (self.file, self.line, self.col)
@@ -69,8 +79,11 @@ class Site:
 
 @dataclass(frozen=True)
 class ErrorRecord(Site):
-    """A site placed in its scan: stable id, repository, commit and pinned link."""
+    """A site placed in its scan: id, resolved exception, repository, commit and link."""
 
+    exception_qualname: str | None = None
+    exception_bases: tuple[str, ...] = ()
+    exception_doc: str | None = None
     id: str = ""
     repo: str = ""
     commit: str = ""
@@ -84,11 +97,16 @@ class ErrorRecord(Site):
             "commit": self.commit,
             "kind": self.kind,
             "exception": self.exception,
+            "exception_qualname": self.exception_qualname,
+            "exception_bases": list(self.exception_bases),
+            "exception_doc": self.exception_doc,
             "message": self.message,
             "message_parts": [part.to_dict() for part in self.message_parts],
             "message_source": self.message_source,
+            "message_candidates": list(self.message_candidates),
             "args": list(self.args),
             "cause": self.cause,
+            "reraises": list(self.reraises),
             "file": self.file,
             "line": self.line,
             "end_line": self.end_line,
@@ -101,6 +119,43 @@ class ErrorRecord(Site):
             },
             "url": self.url,
         }
+
+
+@dataclass(frozen=True)
+class Import:
+    """One name an import binds: `from .x import Y as Z` is Import("Z", 1, "x", "Y")."""
+
+    local: str
+    level: int
+    module: str
+    name: str | None
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A class defined in a file: its bases as written, docstring, and message composition.
+
+    `init_params`/`init_parts`: where __init__ passes a static template built from its
+    parameters to super().__init__, the parameters in order and the template.
+    """
+
+    qualname: str
+    bases: tuple[str, ...]
+    doc: str | None
+    init_params: tuple[str, ...] | None = None
+    init_parts: tuple[MessagePart, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """What other files need to know of one file: its imports, classes and factories.
+
+    `factories`: (function qualname, the class it returns or raises, as written).
+    """
+
+    imports: tuple[Import, ...] = ()
+    classes: tuple[ClassInfo, ...] = ()
+    factories: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +176,7 @@ class FileResult:
     file: str
     sites: tuple[Site, ...] = ()
     error: FileError | None = None
+    summary: FileSummary = FileSummary()
 
 
 @dataclass(frozen=True)

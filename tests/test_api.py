@@ -33,22 +33,8 @@ def test_records_are_frozen_and_serialisable(basic_repo: Path) -> None:
     with pytest.raises(AttributeError):
         record.message = "changed"  # type: ignore[misc]
     data = record.to_dict()
-    assert set(data) == {
-        "id",
-        "repo",
-        "commit",
-        "kind",
-        "exception",
-        "message",
-        "message_parts",
-        "message_source",
-        "args",
-        "cause",
-        "file",
-        "line",
-        "end_line",
-        "col",
-        "function",
-        "context",
-        "url",
-    }
+    assert set(data) == set(
+        "id repo commit kind exception exception_qualname exception_bases exception_doc "
+        "message message_parts message_source message_candidates args cause reraises "
+        "file line end_line col function context url".split()
+    )

@@ -19,18 +19,31 @@ from pathlib import Path
 from typing import Any
 
 from errscan.errors import InputError
-from errscan.models import Context, FileError, FileResult, MessagePart, Site
+from errscan.models import (
+    ClassInfo,
+    Context,
+    FileError,
+    FileResult,
+    FileSummary,
+    Import,
+    MessagePart,
+    Site,
+)
 
 DEFAULT_MAX_BYTES = 1 << 30
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
     data BLOB NOT NULL,
+    summary BLOB NOT NULL,
     size INTEGER NOT NULL,
     used REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_used ON results (used);
 """
+# A file's result: its sites (or error) and its summary, each as compact JSON.
+Encoded = tuple[bytes, bytes]
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
 
@@ -60,6 +73,11 @@ class ResultCache:
         self._db = _connect(path)
 
     @classmethod
+    def in_memory(cls, version: str, radius: int) -> ResultCache:
+        """A cache that lives as long as the scan: results kept out of the process's objects."""
+        return cls(Path(":memory:"), options_digest(version, radius))
+
+    @classmethod
     def open(cls, cache_dir: Path, version: str, radius: int) -> ResultCache:
         path = cache_dir / "results.sqlite"
         try:
@@ -85,17 +103,18 @@ class ResultCache:
             found.update(key.split(":", 1)[0] for (key,) in rows)
         return found
 
-    def get_many(self, shas: Sequence[str]) -> dict[str, bytes]:
-        """Cached data by blob sha, for the shas that have an entry."""
+    def get_many(self, shas: Sequence[str], column: str = "data") -> dict[str, bytes]:
+        """Cached sites (or summaries) by blob sha, for the shas that have an entry."""
+        assert column in ("data", "summary")
         found: dict[str, bytes] = {}
         keys = [self._key(sha) for sha in shas]
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, data FROM results WHERE key IN ({marks})", chunk)
-            for key, data in rows:
+            query = f"SELECT key, {column} FROM results WHERE key IN ({marks})"
+            for key, data in self._db.execute(query, chunk):
                 found[key.split(":", 1)[0]] = bytes(data)
-        if found:
+        if found and column == "data":
             self._touch([self._key(sha) for sha in found])
         return found
 
@@ -109,13 +128,16 @@ class ResultCache:
                     f"UPDATE results SET used = ? WHERE key IN ({marks})", [now, *chunk]
                 )
 
-    def put_many(self, entries: Iterable[tuple[str, bytes]]) -> None:
+    def put_many(self, entries: Iterable[tuple[str, Encoded]]) -> None:
         now = time.time()
-        rows = [(self._key(sha), data, len(data), now) for sha, data in entries]
+        rows = [
+            (self._key(sha), data, summary, len(data) + len(summary), now)
+            for sha, (data, summary) in entries
+        ]
         if not rows:
             return
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
 
     def info(self) -> CacheInfo:
         count, size = self._db.execute(
@@ -146,32 +168,50 @@ class ResultCache:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    if str(path) == ":memory:":
+        return _prepare(sqlite3.connect(":memory:", isolation_level=None))
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        return _prepare(sqlite3.connect(path, timeout=60, isolation_level=None))
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        # not a database (a crash of another tool, a stray file): start a new one
+        path.unlink(missing_ok=True)
+        return _prepare(sqlite3.connect(path, timeout=60, isolation_level=None))
+
+
+def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-    except sqlite3.DatabaseError:
+        if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+            # an older errscan's layout: its entries are keyed by its version and useless here
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DROP TABLE IF EXISTS results")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            db.execute("COMMIT")
+    except sqlite3.Error:
         db.close()
-        # not a database (a crash of another tool, a stray file): start a new one
-        path.unlink(missing_ok=True)
-        db = sqlite3.connect(path, timeout=60, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
+        raise
     db.isolation_level = "DEFERRED"
     return db
 
 
-def encode(result: FileResult) -> bytes:
-    """A file's result as compact JSON, without its path."""
+def encode(result: FileResult) -> Encoded:
+    """A file's result as compact JSON, without its path: sites (or error), and summary."""
     if result.error is not None:
-        return json.dumps({"error": result.error.reason}).encode()
-    return json.dumps({"sites": [_site_row(site) for site in result.sites]}).encode()
+        data = json.dumps({"error": result.error.reason}).encode()
+    else:
+        data = json.dumps({"sites": [_site_row(site) for site in result.sites]}).encode()
+    return data, json.dumps(_summary_row(result.summary)).encode()
 
 
 def decode(data: bytes, path: str) -> FileResult | None:
-    """The result stored in `data`, given back its path; None where the entry is unreadable."""
+    """The sites stored in `data`, given back their path; None where the entry is unreadable."""
     try:
         value = json.loads(data)
         if "error" in value:
@@ -181,27 +221,62 @@ def decode(data: bytes, path: str) -> FileResult | None:
         return None
 
 
+def decode_summary(data: bytes) -> FileSummary | None:
+    try:
+        imports, classes, factories = json.loads(data)
+        return FileSummary(
+            imports=tuple(Import(*row) for row in imports),
+            classes=tuple(
+                ClassInfo(q, tuple(b), d, tuple(p) if p is not None else None, _parts(parts))
+                for q, b, d, p, parts in classes
+            ),
+            factories=tuple((name, made) for name, made in factories),
+        )
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+def _summary_row(summary: FileSummary) -> list[Any]:
+    classes = [
+        [c.qualname, list(c.bases), c.doc, c.init_params, _part_rows(c.init_parts)]
+        for c in summary.classes
+    ]
+    imports = [[i.local, i.level, i.module, i.name] for i in summary.imports]
+    return [imports, classes, [list(f) for f in summary.factories]]
+
+
+def _part_rows(parts: tuple[MessagePart, ...]) -> list[list[str | None]]:
+    return [[p.text, p.expr, p.conversion, p.format_spec] for p in parts]
+
+
+def _parts(rows: list[list[str | None]]) -> tuple[MessagePart, ...]:
+    return tuple(MessagePart(*row) for row in rows)
+
+
 def _site_row(site: Site) -> list[Any]:
-    parts = [[p.text, p.expr, p.conversion, p.format_spec] for p in site.message_parts]
     ctx = site.context
     return [
-        site.kind, site.exception, site.message, parts, site.message_source, list(site.args),
-        site.cause, site.line, site.end_line, site.col, site.function,
-        [ctx.start_line, ctx.end_line, ctx.code], site.message_expr,
+        site.kind, site.exception, site.message, _part_rows(site.message_parts),
+        site.message_source, list(site.message_candidates), list(site.args), site.cause,
+        list(site.reraises), site.line, site.end_line, site.col, site.function,
+        [ctx.start_line, ctx.end_line, ctx.code], site.message_expr, site.exception_ref,
+        [list(arg) for arg in site.call_args],
     ]  # fmt: skip
 
 
 def _site(row: list[Any], path: str) -> Site:
-    (kind, exception, message, parts, source, args, cause, line, end_line, col, function,
-     ctx, message_expr) = row  # fmt: skip
+    (kind, exception, message, parts, source, candidates, args, cause, reraises, line,
+     end_line, col, function, ctx, message_expr, exception_ref, call_args) = row  # fmt: skip
     return Site(
         kind=kind,
         exception=exception,
         message=message,
-        message_parts=tuple(MessagePart(*part) for part in parts),
+        message_parts=_parts(parts),
         message_source=source,
+        message_candidates=tuple(candidates),
         args=tuple(args),
         cause=cause,
+        reraises=tuple(reraises),
         file=path,
         line=line,
         end_line=end_line,
@@ -209,4 +284,6 @@ def _site(row: list[Any], path: str) -> Site:
         function=function,
         context=Context(*ctx),
         message_expr=message_expr,
+        exception_ref=exception_ref,
+        call_args=tuple((keyword, text) for keyword, text in call_args),
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Callable, Iterable
 
-from errscan.models import ErrorRecord, Site
+from errscan.analyzer.index import Index
+from errscan.extractors.message import merge
+from errscan.models import ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
 
@@ -27,8 +30,10 @@ def record_id(key: str, occurrence: int) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def link(sites: Iterable[Site], repo: str, commit: str, url_for: LinkFor) -> list[ErrorRecord]:
-    """Records in (file, line, col) order, each with its id and pinned URL."""
+def link(
+    sites: Iterable[Site], repo: str, commit: str, url_for: LinkFor, index: Index
+) -> list[ErrorRecord]:
+    """Records in (file, line, col) order, each with its id, resolved exception and URL."""
     ordered = sorted(sites, key=Site.sort_key)
     seen: dict[str, int] = {}
     records = []
@@ -36,10 +41,77 @@ def link(sites: Iterable[Site], repo: str, commit: str, url_for: LinkFor) -> lis
         key = site_key(repo, site)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
-        records.append(
-            _record(site, record_id(key, occurrence), repo, commit, url_for(site.file, site.line))
+        info = index.exception_info(_qualname(site, index))
+        composed = (
+            _composed(site, info.init.init_params, info.init.init_parts) if info.init else None
         )
+        record = _record(
+            site, record_id(key, occurrence), repo, commit, url_for(site.file, site.line)
+        )
+        extra: dict[str, object] = {
+            "exception_qualname": info.qualname,
+            "exception_bases": info.bases,
+            "exception_doc": info.doc,
+        }
+        if composed is not None:
+            extra.update(
+                message="".join(part.placeholder for part in composed),
+                message_parts=composed,
+                message_source="init",
+                message_candidates=("".join(part.placeholder for part in composed),),
+            )
+        record.__dict__.update(extra)
+        records.append(record)
     return records
+
+
+def _qualname(site: Site, index: Index) -> str | None:
+    """The exception class a site throws, fully qualified, where the scan can tell."""
+    ref = site.exception_ref
+    if ref is None or site.kind == "reraise":
+        return None
+    if site.message_source == "factory" or not ref.rsplit(".", 1)[-1][:1].isupper():
+        return index.factory_class(site.file, ref, site.function)
+    return index.resolve(site.file, ref)
+
+
+def _composed(
+    site: Site, params: tuple[str, ...] | None, parts: tuple[MessagePart, ...]
+) -> tuple[MessagePart, ...] | None:
+    """The message an exception class's __init__ composes, with the call's arguments in."""
+    if params is None or site.kind not in ("raise", "exit") or site.message_source == "factory":
+        return None
+    if params and not site.call_args:
+        return None  # `raise E` of a class whose __init__ needs arguments: nothing to compose
+    bound: dict[str, str] = {}
+    positional = [text for keyword, text in site.call_args if keyword is None]
+    if len(positional) > len(params):
+        return None  # *args and the like: the call does not fit what we read of __init__
+    bound.update(zip(params, positional, strict=False))
+    bound.update((keyword, text) for keyword, text in site.call_args if keyword is not None)
+    out: list[MessagePart] = []
+    for part in parts:
+        if part.expr is None or part.expr not in bound:
+            out.append(part)
+            continue
+        value = _string_literal(bound[part.expr])
+        if value is not None and part.conversion is None and part.format_spec is None:
+            out.append(MessagePart(text=value))
+        else:
+            out.append(
+                MessagePart(
+                    expr=bound[part.expr], conversion=part.conversion, format_spec=part.format_spec
+                )
+            )
+    return tuple(merge(out))
+
+
+def _string_literal(text: str) -> str | None:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _record(site: Site, id: str, repo: str, commit: str, url: str | None) -> ErrorRecord:

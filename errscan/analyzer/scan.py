@@ -8,20 +8,83 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from errscan.analyzer import cache
-from errscan.analyzer.files import SourceFile
+from errscan.analyzer.files import BlobEntry, SourceFile
 from errscan.analyzer.parse import parse
-from errscan.extractors import sites
-from errscan.models import FileError, FileResult
+from errscan.extractors import bindings, sites, summary
+from errscan.models import FileError, FileResult, FileSummary
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
 _BATCH_BYTES = 256 * 1024  # files go to a worker in batches of about this much source
 _BATCH_FILES = 32
+_POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
+_CHUNK = 1000  # entries whose stored results are read back at once
+Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
+
+
+def prepare(
+    read: Reader,
+    entries: Sequence[BlobEntry],
+    results: cache.ResultCache,
+    jobs: int,
+    radius: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, FileSummary]:
+    """First pass: give every file a stored result (scanning those the cache lacks, or
+    holds unreadable), and return each file's summary for the whole-scan stage."""
+    stored = results.has_many([entry.sha for entry in entries])
+    summaries: dict[str, FileSummary] = {}
+    todo: list[BlobEntry] = []
+    for start in range(0, len(entries), _CHUNK):
+        chunk = [entry for entry in entries[start : start + _CHUNK] if entry.sha in stored]
+        found = results.get_many([entry.sha for entry in chunk], column="summary")
+        for entry in chunk:
+            facts = cache.decode_summary(found[entry.sha]) if entry.sha in found else None
+            if facts is not None:
+                summaries[entry.path] = facts
+    todo = [entry for entry in entries if entry.path not in summaries]
+    done = len(summaries)
+    if progress is not None:
+        progress(done, len(entries))
+    size = sum(entry.size for entry in todo)
+    workers = max(1, min(jobs, len(todo))) if size >= _POOL_MIN_BYTES else 1
+    todo.sort(key=lambda entry: -entry.size)  # largest first: no straggler at the end
+    fresh: list[tuple[str, cache.Encoded]] = []
+    with Scanner(workers, radius) as scanner:
+        for source_file, encoded in scanner.encoded(read(todo)):
+            facts = cache.decode_summary(encoded[1])
+            assert facts is not None  # just encoded by scan_file
+            summaries[source_file.path] = facts
+            fresh.append((source_file.sha, encoded))
+            if len(fresh) >= 200:
+                results.put_many(fresh)
+                fresh.clear()
+            done += 1
+            if progress is not None:
+                progress(done, len(entries))
+    results.put_many(fresh)
+    return summaries
+
+
+def stored(
+    read: Reader, entries: Sequence[BlobEntry], results: cache.ResultCache, radius: int
+) -> Iterator[FileResult]:
+    """Second pass: each file's result in path order, read back a chunk at a time, so
+    memory holds one chunk whatever the repository's size."""
+    for start in range(0, len(entries), _CHUNK):
+        chunk = entries[start : start + _CHUNK]
+        found = results.get_many([entry.sha for entry in chunk])
+        for entry in chunk:
+            result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
+            if result is None:  # pruned or damaged since the first pass: scan it again
+                source_file = next(read([entry]))
+                result = scan_file(entry.path, source_file.data, radius)
+            yield result
 
 
 def scan_file(path: str, data: bytes | str, radius: int) -> FileResult:
@@ -30,10 +93,12 @@ def scan_file(path: str, data: bytes | str, radius: int) -> FileResult:
     if isinstance(parsed, FileError):
         return FileResult(path, error=parsed)
     try:
-        found = sites.extract(parsed.tree, parsed.src, radius)
+        constants = bindings.Constants(parsed.tree)
+        facts = summary.summarize(parsed.tree, parsed.src, constants)
+        found = sites.extract(parsed.tree, parsed.src, radius, constants, facts.imports)
     except (RecursionError, MemoryError) as exc:
         return FileResult(path, error=FileError(path, f"too deeply nested: {type(exc).__name__}"))
-    return FileResult(path, sites=tuple(found))
+    return FileResult(path, sites=tuple(found), summary=facts)
 
 
 def _worker_init() -> None:
@@ -43,7 +108,7 @@ def _worker_init() -> None:
     gc.set_threshold(200_000, 50, 100)
 
 
-def _scan_batch(batch: list[tuple[str, bytes]], radius: int) -> list[bytes]:
+def _scan_batch(batch: list[tuple[str, bytes]], radius: int) -> list[cache.Encoded]:
     return [cache.encode(scan_file(path, data, radius)) for path, data in batch]
 
 
@@ -78,14 +143,14 @@ class Scanner:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def encoded(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, bytes]]:
+    def encoded(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, cache.Encoded]]:
         """Each file with its encoded result, in input order."""
         if self._pool is None:
             for source_file in files:
                 data = _scan_batch([(source_file.path, source_file.data)], self.radius)[0]
                 yield _without_data(source_file), data
             return
-        pending: deque[tuple[list[SourceFile], Future[list[bytes]]]] = deque()
+        pending: deque[tuple[list[SourceFile], Future[list[cache.Encoded]]]] = deque()
         for batch in _batches(files):
             work = [(f.path, f.data) for f in batch]
             pending.append(
@@ -105,8 +170,8 @@ def _without_data(source_file: SourceFile) -> SourceFile:
 
 
 def _drain(
-    item: tuple[list[SourceFile], Future[list[bytes]]],
-) -> Iterator[tuple[SourceFile, bytes]]:
+    item: tuple[list[SourceFile], Future[list[cache.Encoded]]],
+) -> Iterator[tuple[SourceFile, cache.Encoded]]:
     batch, future = item
     yield from zip(batch, future.result(), strict=True)
 

@@ -1,7 +1,9 @@
-"""Raised expression -> exception as written, message argument, further arguments.
+"""Raised expression -> exception as written, its arguments, and whether a factory builds it.
 
 raise errors.ConfigError("bad", path, code=3)
-    ->  exception "errors.ConfigError", message argument "bad", args ("path", "code=3")
+    ->  exception "errors.ConfigError", positional ("bad", path), keywords ("code=3",)
+raise self._error("bad")
+    ->  exception "self._error", factory
 """
 
 from __future__ import annotations
@@ -14,13 +16,25 @@ from errscan.extractors.source import Source
 
 @dataclass(frozen=True)
 class Raised:
-    """What a raise statement throws, read off its syntax."""
+    """What a raise statement (or an assert, exit or warning) throws, read off its syntax."""
 
     exception: str | None
-    message: ast.expr | None
-    args: tuple[str, ...]
+    message: ast.expr | None  # the first positional argument: an unresolved message's text
+    args: tuple[str, ...]  # every argument but `message`, as source
     # True where the exception surely carries no message: `raise E`, `raise E()`.
     no_message: bool
+    positional: tuple[ast.expr, ...] = ()
+    keywords: tuple[str, ...] = ()
+    keyword_values: tuple[tuple[str, ast.expr], ...] = ()
+    factory: bool = False
+    call_args: tuple[tuple[str | None, str], ...] = ()
+
+    @classmethod
+    def with_message(cls, exception: str, node: ast.expr | None, src: Source) -> Raised:
+        """assert's message, exit's argument, a warning's text: one message argument."""
+        positional = (node,) if node is not None else ()
+        call_args = ((None, src.expression(node)),) if node is not None else ()
+        return cls(exception, node, (), node is None, positional, call_args=call_args)
 
 
 def raised(exc: ast.expr | None, src: Source) -> Raised:
@@ -36,15 +50,24 @@ def raised(exc: ast.expr | None, src: Source) -> Raised:
 
 def _called(call: ast.Call, src: Source) -> Raised:
     exception = src.expression(call.func)
-    message: ast.expr | None = None
-    rest: list[str] = []
-    for arg in call.args:
-        if message is None and not rest and not isinstance(arg, ast.Starred):
-            message = arg
-        else:
-            rest.append(src.expression(arg))
-    rest.extend(_keyword(kw, src) for kw in call.keywords)
-    return Raised(exception, message, tuple(rest), no_message=message is None and not rest)
+    positional = tuple(call.args)
+    first = positional[0] if positional and not isinstance(positional[0], ast.Starred) else None
+    rest = tuple(src.expression(arg) for arg in positional if arg is not first)
+    keywords = tuple(_keyword(kw, src) for kw in call.keywords)
+    values = tuple((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
+    call_args: list[tuple[str | None, str]] = [(None, src.expression(a)) for a in positional]
+    call_args += [(kw.arg, src.expression(kw.value)) for kw in call.keywords if kw.arg]
+    return Raised(
+        exception,
+        first,
+        rest + keywords,
+        no_message=not positional and not call.keywords,
+        positional=positional,
+        keywords=keywords,
+        keyword_values=values,
+        factory=not _looks_like_class(call.func),
+        call_args=tuple(call_args),
+    )
 
 
 def _keyword(kw: ast.keyword, src: Source) -> str:
@@ -53,6 +76,7 @@ def _keyword(kw: ast.keyword, src: Source) -> str:
 
 
 def _looks_like_class(node: ast.expr) -> bool:
+    """CapWords names are classes by convention; `make_error`, `self._error` are factories."""
     if isinstance(node, ast.Attribute):
         return node.attr[:1].isupper()
     return isinstance(node, ast.Name) and node.id[:1].isupper()

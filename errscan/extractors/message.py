@@ -7,11 +7,15 @@ f"weight {op} of {ratio:.2f}"  ->  [text "weight ", expr op, text " of ", expr r
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import string
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
+from errscan.extractors.bindings import Chain
 from errscan.extractors.source import Source
 from errscan.models import MessagePart
 
@@ -28,16 +32,69 @@ class Template:
         return "".join(part.placeholder for part in self.parts)
 
 
-def template(node: ast.expr, src: Source) -> Template | None:
-    """The template of a message expression, or None where it is not a string we can read."""
-    parts = _parts(node, src)
-    if parts is None:
+class Lookup(Protocol):
+    """Where names in a message come from: local assignments, and constants."""
+
+    def local(self, name: str) -> list[Chain] | None: ...
+
+    def constant(self, node: ast.expr) -> ast.expr | None: ...
+
+
+class _NoLookup:
+    def local(self, name: str) -> list[Chain] | None:
         return None
-    form = _form(node)
-    merged = tuple(_merge(parts))
-    if form == "concat" and not any(part.text for part in merged):
-        return None  # `a + b` of unknown values: nothing says it is a string at all
-    return Template(merged, form)
+
+    def constant(self, node: ast.expr) -> ast.expr | None:
+        return None
+
+
+def template(node: ast.expr, src: Source, lookup: Lookup | None = None) -> Template | None:
+    """The template of a message expression (the first candidate), or None."""
+    found = templates(node, src, lookup)
+    return found[0] if found else None
+
+
+def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list[Template]:
+    """Every template the message expression may have, in source order; [] if unreadable.
+
+    More than one only where a variable is assigned different messages on different paths.
+    """
+    reader = _Reader(src, lookup or _NoLookup())
+    # case: msg, assigned in the function (perhaps in several branches)
+    if isinstance(node, ast.Name):
+        chains = reader.lookup.local(node.id)
+        if chains:
+            return _distinct([reader.finish(reader.chain(chain), "variable") for chain in chains])
+    # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
+    if isinstance(node, ast.Name | ast.Attribute):
+        constant = reader.lookup.constant(node)
+        if constant is None:
+            return []
+        return _distinct([reader.finish(reader.parts(constant), "constant")])
+    # case: TEMPLATE % values, TEMPLATE.format(...), with TEMPLATE a variable or constant
+    base = _template_base(node)
+    via = None
+    if isinstance(base, ast.Name | ast.Attribute):
+        local = isinstance(base, ast.Name) and reader.lookup.local(base.id)
+        via = "variable" if local else "constant"
+    return _distinct([reader.finish(reader.parts(node), via or _form(node))])
+
+
+def _distinct(found: list[Template | None]) -> list[Template]:
+    out: list[Template] = []
+    for item in found:
+        if item is not None and all(item.text != seen.text for seen in out):
+            out.append(item)
+    return out
+
+
+def _template_base(node: ast.expr) -> ast.expr | None:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return node.left
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr == "format":
+        return func.value
+    return None
 
 
 def _form(node: ast.expr) -> str:
@@ -51,50 +108,153 @@ def _form(node: ast.expr) -> str:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         return "percent"
     # case: "...".format(...)
-    if isinstance(node, ast.Call):
+    if _template_base(node) is not None:
         return "format"
+    # case: a + b, "sep".join([...]), dedent("..."): parts put together
     return "concat"
 
 
-def _parts(node: ast.expr, src: Source) -> list[MessagePart] | None:
-    # case: "literal"
-    if isinstance(node, ast.Constant):
-        return [MessagePart(text=node.value)] if isinstance(node.value, str) else None
-    # case: f"..."
-    if isinstance(node, ast.JoinedStr):
-        return _fstring_parts(node, src)
-    # case: "..." % values
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
-            return _percent_parts(node.left.value, node.right, src)
+_MAX_DEPTH = 8  # names resolved through names, at most
+_STRIP: dict[str, Callable[[str], str]] = {
+    "strip": str.strip,
+    "lstrip": str.lstrip,
+    "rstrip": str.rstrip,
+    "dedent": textwrap.dedent,
+    "cleandoc": inspect.cleandoc,
+}
+
+
+class _Reader:
+    """Turns one message expression into parts, resolving names through a Lookup."""
+
+    def __init__(self, src: Source, lookup: Lookup) -> None:
+        self.src = src
+        self.lookup = lookup
+        self.depth = 0
+
+    def finish(self, parts: list[MessagePart] | None, source: str) -> Template | None:
+        if parts is None:
+            return None
+        merged = tuple(merge(parts))
+        if source == "concat" and not any(part.text for part in merged):
+            return None  # `a + b` of unknown values: nothing says it is a string at all
+        return Template(merged, source)
+
+    def chain(self, chain: Chain) -> list[MessagePart] | None:
+        """`msg = first` then `msg += rest...`."""
+        first = self.parts(chain[0])
+        if first is None:
+            return None
+        for operand in chain[1:]:
+            first = first + self.operand(operand)
+        return first
+
+    def parts(self, node: ast.expr) -> list[MessagePart] | None:
+        self.depth += 1
+        try:
+            return self._parts(node) if self.depth <= _MAX_DEPTH else None
+        finally:
+            self.depth -= 1
+
+    def literal(self, node: ast.expr) -> str | None:
+        """The plain string `node` is (maybe through a variable or constant), or None."""
+        parts = self.parts(node)
+        if parts is not None and all(part.text is not None for part in parts):
+            return "".join(part.text or "" for part in parts)
         return None
-    # case: "...".format(...)
-    if _is_format_call(node):
-        return _format_parts(node, src)  # type: ignore[arg-type]
-    # case: a + b + ...
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left = _concat_operand(node.left, src)
-        right = _concat_operand(node.right, src)
-        return left + right
-    return None
+
+    def _parts(self, node: ast.expr) -> list[MessagePart] | None:
+        src = self.src
+        # case: "literal"
+        if isinstance(node, ast.Constant):
+            return [MessagePart(text=node.value)] if isinstance(node.value, str) else None
+        # case: f"..."
+        if isinstance(node, ast.JoinedStr):
+            return _fstring_parts(node, src)
+        # case: a name holding a string: one local value, or a constant
+        if isinstance(node, ast.Name):
+            chains = self.lookup.local(node.id)
+            if chains is not None:
+                return self.chain(chains[0]) if len(chains) == 1 else None
+        if isinstance(node, ast.Name | ast.Attribute):
+            constant = self.lookup.constant(node)
+            return self.parts(constant) if constant is not None else None
+        # case: "..." % values
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt = self.literal(node.left)
+            return _percent_parts(fmt, node.right, src) if fmt is not None else None
+        # case: a + b + ...
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.operand(node.left) + self.operand(node.right)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return None
+
+    def _call(self, node: ast.Call) -> list[MessagePart] | None:
+        func = node.func
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        # case: "...".format(...)
+        if isinstance(func, ast.Attribute) and method == "format":
+            fmt = self.literal(func.value)
+            return _format_parts(fmt, node, self.src) if fmt is not None else None
+        # case: " ".join([a, b, c]) over a literal list or tuple
+        if isinstance(func, ast.Attribute) and method == "join" and len(node.args) == 1:
+            return self._join(func.value, node.args[0])
+        # case: "...".strip() and its kin
+        if isinstance(func, ast.Attribute) and method in _STRIP and not node.args:
+            inner = self.parts(func.value)
+            return _through_text(inner, _STRIP[method]) if inner is not None else None
+        # case: textwrap.dedent("..."), inspect.cleandoc("...")
+        name = method or (func.id if isinstance(func, ast.Name) else None)
+        if name in ("dedent", "cleandoc") and len(node.args) == 1 and not node.keywords:
+            inner = self.parts(node.args[0])
+            return _through_text(inner, _STRIP[name]) if inner is not None else None
+        return None
+
+    def _join(self, separator_node: ast.expr, items: ast.expr) -> list[MessagePart] | None:
+        separator = self.literal(separator_node)
+        if separator is None or not isinstance(items, ast.List | ast.Tuple):
+            return None
+        if any(isinstance(item, ast.Starred) for item in items.elts):
+            return None
+        joined: list[MessagePart] = []
+        for i, item in enumerate(items.elts):
+            if i:
+                joined.append(MessagePart(text=separator))
+            joined.extend(self.operand(item))
+        return joined
+
+    def operand(self, node: ast.expr) -> list[MessagePart]:
+        """A piece of a concatenation: a string we can read, or a placeholder."""
+        parts = self.parts(node)
+        if parts is not None:
+            return parts
+        # case: str(x) and repr(x) read as {x} and {x!r}
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("str", "repr")
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+        ):
+            conversion = "r" if node.func.id == "repr" else None
+            return [MessagePart(expr=self.src.expression(node.args[0]), conversion=conversion)]
+        return [MessagePart(expr=self.src.expression(node))]
 
 
-def _concat_operand(node: ast.expr, src: Source) -> list[MessagePart]:
-    parts = _parts(node, src)
-    if parts is not None:
-        return parts
-    # case: str(x) and repr(x) read as {x} and {x!r}
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("str", "repr")
-        and len(node.args) == 1
-        and not node.keywords
-        and not isinstance(node.args[0], ast.Starred)
-    ):
-        conversion = "r" if node.func.id == "repr" else None
-        return [MessagePart(expr=src.expression(node.args[0]), conversion=conversion)]
-    return [MessagePart(expr=src.expression(node))]
+def _through_text(parts: list[MessagePart], change: Callable[[str], str]) -> list[MessagePart]:
+    """Apply a text function to a template, each placeholder standing in as an opaque token."""
+    text = "".join(
+        part.text if part.text is not None else f"\x00{i}\x00" for i, part in enumerate(parts)
+    )
+    out: list[MessagePart] = []
+    for piece in re.split(r"(\x00\d+\x00)", change(text)):
+        if len(piece) > 2 and piece[0] == piece[-1] == "\x00":
+            out.append(parts[int(piece[1:-1])])
+        elif piece:
+            out.append(MessagePart(text=piece))
+    return out
 
 
 def _fstring_parts(node: ast.JoinedStr, src: Source) -> list[MessagePart]:
@@ -183,19 +343,7 @@ def _printf_placeholder(expr: str, match: re.Match[str]) -> MessagePart:
     return MessagePart(expr=expr, format_spec=spec)
 
 
-def _is_format_call(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-        and isinstance(node.func.value, ast.Constant)
-        and isinstance(node.func.value.value, str)
-    )
-
-
-def _format_parts(node: ast.Call, src: Source) -> list[MessagePart] | None:
-    assert isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Constant)
-    fmt = str(node.func.value.value)
+def _format_parts(fmt: str, node: ast.Call, src: Source) -> list[MessagePart] | None:
     binder = _FieldBinder(node, src)
     try:
         return list(_format_fields(fmt, binder, depth=0))
@@ -275,7 +423,7 @@ def _split_field(field_name: str) -> tuple[str, str]:
     return field_name, ""
 
 
-def _merge(parts: list[MessagePart]) -> Iterator[MessagePart]:
+def merge(parts: list[MessagePart]) -> Iterator[MessagePart]:
     """Join neighbouring literal texts and drop empty ones."""
     text = ""
     for part in parts:

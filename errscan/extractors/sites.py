@@ -1,4 +1,4 @@
-"""Raise and assert statements of one syntax tree, as file-local sites.
+"""Raise, assert, exit and warning statements of one syntax tree, as file-local sites.
 
 def load(path):
     if not path: raise ValueError(f"no path: {path!r}")
@@ -8,94 +8,269 @@ def load(path):
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
-from errscan.extractors import context, exception, message, scope
+from errscan.extractors import bindings, context, exception, message, scope
 from errscan.extractors.source import Source
-from errscan.models import Site
+from errscan.models import Import, Site
 
 # Fields of a statement or block that hold nested statements.
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def extract(tree: ast.Module, src: Source, radius: int = 15) -> list[Site]:
-    """Every raise and assert in `tree`, in source order."""
-    sites = [_site(node, handlers, where, src, radius) for node, handlers, where in _walk(tree)]
-    sites.sort(key=Site.sort_key)
-    return sites
-
+_MESSAGE_KEYWORDS = ("message", "msg", "reason", "detail", "description")
 
 Handlers = tuple[ast.ExceptHandler, ...]
 
 
-def _walk(tree: ast.Module) -> Iterator[tuple[ast.Raise | ast.Assert, Handlers, scope.Scope]]:
-    """Each raise/assert with the except clauses around it in its own function, and its scope.
+@dataclass(frozen=True)
+class _Frame:
+    """Where a statement stands: its scope, its function's body, the class around it."""
 
-    Only statement lists are visited (raise and assert are statements), with an explicit
-    stack, so neither expression size nor block depth costs recursion.
+    scope: scope.Scope
+    body: Sequence[ast.stmt]
+    cls: str | None  # qualname of the class whose method (or body) this is
+    handlers: Handlers
+
+
+def extract(
+    tree: ast.Module,
+    src: Source,
+    radius: int = 15,
+    constants: bindings.Constants | None = None,
+    imported: Sequence[Import] = (),
+) -> list[Site]:
+    """Every site in `tree`, in source order."""
+    reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
+    sites = [site for node, frame in _walk(tree) if (site := reader.site(node, frame))]
+    sites.sort(key=Site.sort_key)
+    return sites
+
+
+def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
+    """Each raise, assert and expression statement with its frame.
+
+    Only statement lists are visited (what errscan looks for are statements), with an
+    explicit stack, so neither expression size nor block depth costs recursion.
     """
-    stack: list[tuple[ast.AST, Handlers, scope.Scope]] = [(tree, (), ())]
+    stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
     while stack:
-        node, handlers, where = stack.pop()
-        if isinstance(node, (ast.Raise, ast.Assert)):
-            yield node, handlers, where
+        node, frame = stack.pop()
+        if isinstance(node, ast.Raise | ast.Assert | ast.Expr):
+            yield node, frame
             continue
-        inner = scope.enter(where, node)
-        if inner is not where:
-            handlers = ()
+        inner = frame
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = _Frame(scope.enter(frame.scope, node), node.body, frame.cls, ())
+        elif isinstance(node, ast.ClassDef):
+            names = scope.enter(frame.scope, node)
+            inner = _Frame(names, node.body, scope.qualname(names), ())
         elif isinstance(node, ast.ExceptHandler):
-            handlers = (*handlers, node)
+            inner = _Frame(frame.scope, frame.body, frame.cls, (*frame.handlers, node))
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
-                stack.extend((child, handlers, inner) for child in reversed(children))
+                stack.extend((child, inner) for child in reversed(children))
 
 
-def _site(
-    node: ast.Raise | ast.Assert,
-    handlers: Handlers,
-    where: scope.Scope,
-    src: Source,
-    radius: int,
-) -> Site:
-    line = node.lineno
-    end_line = node.end_lineno or line
-    if isinstance(node, ast.Assert):
-        kind = "assert"
-        thrown = exception.Raised("AssertionError", node.msg, (), no_message=node.msg is None)
-        cause = None
-    else:
-        kind = "reraise" if _reraises(node, handlers) else "raise"
-        thrown = exception.raised(node.exc, src)
-        if kind == "reraise":
-            thrown = exception.Raised(None, None, (), no_message=False)
-        cause = src.expression(node.cause) if node.cause is not None else None
-    resolved = message.template(thrown.message, src) if thrown.message is not None else None
-    if resolved is not None:
-        source = resolved.source
-    else:
-        source = "none" if thrown.no_message else "unresolved"
-    return Site(
-        kind=kind,
-        exception=thrown.exception,
-        message=resolved.text if resolved else None,
-        message_parts=resolved.parts if resolved else (),
-        message_source=source,
-        args=thrown.args,
-        cause=cause,
-        file=src.path,
-        line=line,
-        end_line=end_line,
-        col=src.column(line, node.col_offset),
-        function=scope.qualname(where),
-        context=context.around(src, line, end_line, radius),
-        message_expr=src.expression(thrown.message) if thrown.message is not None else None,
-    )
+class _SiteReader:
+    def __init__(
+        self, src: Source, radius: int, constants: bindings.Constants, imported: Sequence[Import]
+    ) -> None:
+        self.src = src
+        self.radius = radius
+        self.constants = constants
+        self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
+        self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
+
+    def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
+        if isinstance(node, ast.Assert):
+            thrown = exception.Raised.with_message("AssertionError", node.msg, self.src)
+            return self._site(node, frame, "assert", thrown)
+        if isinstance(node, ast.Raise):
+            return self._raise(node, frame)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            return self._call(node, node.value, frame)
+        return None
+
+    def _raise(self, node: ast.Raise, frame: _Frame) -> Site:
+        caught = _reraised(node, frame.handlers)
+        if caught is not None:
+            thrown = exception.Raised(None, None, (), False)
+            return self._site(node, frame, "reraise", thrown, reraises=caught)
+        thrown = exception.raised(node.exc, self.src)
+        if thrown.exception == "SystemExit":
+            return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
+        return self._site(node, frame, "raise", thrown)
+
+    def _call(self, node: ast.Expr, call: ast.Call, frame: _Frame) -> Site | None:
+        callee = self._callee(call.func)
+        # case: sys.exit("message"), exit(...), quit(...)
+        if callee in ("sys.exit", "builtins.exit", "builtins.quit"):
+            first = call.args[0] if call.args else None
+            thrown = exception.Raised.with_message("SystemExit", first, self.src)
+            thrown = _exit_code_is_no_message(thrown, self.src)
+            return self._site(node, frame, "exit", thrown, ref="SystemExit")
+        # case: warnings.warn("message", Category) / warn(..., category=Category)
+        if callee in ("warnings.warn", "warnings.warn_explicit"):
+            thrown = _warning(call, self.src)
+            return self._site(node, frame, "warning", thrown)
+        return None
+
+    def _callee(self, func: ast.expr) -> str | None:
+        """The dotted name a called function is, by the file's imports."""
+        if isinstance(func, ast.Name):
+            if func.id in self.names:
+                return self.names[func.id]
+            if func.id in ("exit", "quit") and func.id not in self.constants.module:
+                return f"builtins.{func.id}"
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = self.modules.get(func.value.id)
+            return f"{module}.{func.attr}" if module else None
+        return None
+
+    def _site(
+        self,
+        node: ast.stmt,
+        frame: _Frame,
+        kind: str,
+        thrown: exception.Raised,
+        ref: str | None = None,
+        reraises: tuple[str, ...] = (),
+    ) -> Site:
+        src = self.src
+        lookup = _Lookup(frame, node, self.constants, src)
+        found, source, rest = self._message(thrown, lookup)
+        line = node.lineno
+        end_line = node.end_lineno or line
+        cause = getattr(node, "cause", None)
+        factory = thrown.factory and source not in ("none", "unresolved")
+        return Site(
+            kind=kind,
+            exception=thrown.exception,
+            message=found[0].text if found else None,
+            message_parts=found[0].parts if found else (),
+            message_source="factory" if factory else source,
+            message_candidates=tuple(t.text for t in found),
+            args=rest,
+            cause=src.expression(cause) if cause is not None else None,
+            reraises=reraises,
+            file=src.path,
+            line=line,
+            end_line=end_line,
+            col=src.column(line, node.col_offset),
+            function=scope.qualname(frame.scope),
+            context=context.around(src, line, end_line, self.radius),
+            message_expr=src.expression(thrown.message) if thrown.message is not None else None,
+            exception_ref=ref if ref is not None else thrown.exception,
+            call_args=thrown.call_args,
+        )
+
+    def _message(
+        self, thrown: exception.Raised, lookup: _Lookup
+    ) -> tuple[list[message.Template], str, tuple[str, ...]]:
+        """Candidates, message_source and the other arguments."""
+        # case: the first positional argument that reads as a string is the message
+        candidates = thrown.positional if thrown.positional else ()
+        for i, arg in enumerate(candidates):
+            found = message.templates(arg, self.src, lookup)
+            if found and arg is thrown.message:
+                return found, found[0].source, thrown.args
+            if found:
+                others = [self.src.expression(a) for j, a in enumerate(candidates) if j != i]
+                return found, found[0].source, (*others, *thrown.keywords)
+        # case: no positional string: message=, msg=, reason=, detail=, description=
+        for keyword, value in thrown.keyword_values:
+            if keyword in _MESSAGE_KEYWORDS:
+                found = message.templates(value, self.src, lookup)
+                if found:
+                    kept = [kw for kw in thrown.keywords if not kw.startswith(f"{keyword}=")]
+                    positional = [self.src.expression(a) for a in candidates]
+                    return found, "keyword", (*positional, *kept)
+        if thrown.message is not None:
+            return [], "unresolved", thrown.args
+        return [], "none" if thrown.no_message else "unresolved", thrown.args
 
 
-def _reraises(node: ast.Raise, handlers: Handlers) -> bool:
-    """Bare `raise`, or `raise e` of what the nearest `except ... as e` caught."""
+class _Lookup:
+    """Names in a message: assignments in the site's function, then the file's constants."""
+
+    def __init__(
+        self, frame: _Frame, stmt: ast.stmt, constants: bindings.Constants, src: Source
+    ) -> None:
+        self.frame = frame
+        self.stmt = stmt
+        self.constants = constants
+        self._cache: dict[str, list[bindings.Chain] | None] = {}
+
+    def local(self, name: str) -> list[bindings.Chain] | None:
+        if name not in self._cache:
+            found = bindings.reaching(self.frame.body, self.stmt, name)
+            if found is not None:
+                found.sort(key=lambda chain: (chain[0].lineno, chain[0].col_offset))
+            self._cache[name] = found
+        return self._cache[name]
+
+    def constant(self, node: ast.expr) -> ast.expr | None:
+        # case: NAME, a module constant
+        if isinstance(node, ast.Name):
+            return self.constants.module.get(node.id)
+        if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+            return None
+        owner = node.value.id
+        # case: self.NAME / cls.NAME, an attribute of the enclosing class
+        if owner in ("self", "cls") and self.frame.cls is not None:
+            return self.constants.attribute(self.frame.cls, node.attr)
+        # case: Class.NAME, a class of this file
+        return self.constants.attribute(owner, node.attr)
+
+
+def _reraised(node: ast.Raise, handlers: Handlers) -> tuple[str, ...] | None:
+    """For a bare `raise`, or `raise e` of what an `except ... as e` caught: the caught
+    classes as written (BaseException for a bare `except:`); else None."""
+    if not handlers:
+        return () if node.exc is None else None
     if node.exc is None:
-        return True
-    name = node.exc.id if isinstance(node.exc, ast.Name) else None
-    return name is not None and any(handler.name == name for handler in handlers)
+        return _caught(handlers[-1])
+    if isinstance(node.exc, ast.Name):
+        for handler in reversed(handlers):
+            if handler.name == node.exc.id:
+                return _caught(handler)
+    return None
+
+
+def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
+    kind = handler.type
+    if kind is None:
+        return ("BaseException",)
+    elts = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return tuple(ast.unparse(elt) for elt in elts)
+
+
+def _exit_code_is_no_message(thrown: exception.Raised, src: Source) -> exception.Raised:
+    """SystemExit(2), sys.exit(0), sys.exit(None): an exit status, no message."""
+    first = thrown.positional[0] if thrown.positional else None
+    if isinstance(first, ast.Constant) and not isinstance(first.value, str):
+        return exception.Raised("SystemExit", None, thrown.args, True, call_args=thrown.call_args)
+    return thrown
+
+
+def _warning(call: ast.Call, src: Source) -> exception.Raised:
+    """warnings.warn(message, category=UserWarning, ...): the category is the exception."""
+    args = [arg for arg in call.args if not isinstance(arg, ast.Starred)]
+    keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    first = args[0] if args else keywords.get("message")
+    category = args[1] if len(args) > 1 else keywords.get("category")
+    # case: warnings.warn(DeprecationWarning("message"))
+    if isinstance(first, ast.Call) and category is None:
+        inner = exception.raised(first, src)
+        if inner.exception is not None and not inner.factory:
+            return inner
+    name = src.expression(category) if category is not None else "UserWarning"
+    rest = [src.expression(a) for a in args[2:]]
+    rest += [f"{k}={src.expression(v)}" for k, v in keywords.items() if k not in _WARN_KEYS]
+    positional = (first,) if first is not None else ()
+    return exception.Raised(name, first, tuple(rest), first is None, positional)
+
+
+_WARN_KEYS = ("message", "category")

@@ -84,7 +84,7 @@ def test_pool_and_in_process_give_the_same_records(
     basic_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
-    monkeypatch.setattr(errscan, "_POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
     monkeypatch.setattr(scan, "_BATCH_FILES", 2)
     pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
     assert pooled.records == serial.records
@@ -187,8 +187,14 @@ def test_two_processes_share_one_cache(
 
 
 def test_encode_decode_round_trip() -> None:
-    result = scan.scan_file("m.py", 'def f():\n    raise E(f"a {b!r:>3}", c) from d\n', 3)
-    assert cache.decode(cache.encode(result), "m.py") == result
-    moved = cache.decode(cache.encode(result), "elsewhere.py")
+    code = 'from . import x as y\nclass C(E):\n    """Doc."""\ndef f():\n    raise E(f"a {b!r:>3}", c) from d\n'
+    result = scan.scan_file("m.py", code, 3)
+    data, summary = cache.encode(result)
+    decoded = cache.decode(data, "m.py")
+    assert decoded is not None and decoded.sites == result.sites
+    assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
+    assert cache.decode_summary(summary) == result.summary
+    moved = cache.decode(data, "elsewhere.py")
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None
+    assert cache.decode_summary(b"[1]") is None

@@ -1,0 +1,209 @@
+"""Whole-scan knowledge built from per-file summaries: module names, classes, factories.
+
+index = Index({"pkg/errors.py": summary, "pkg/api.py": summary2})
+index.resolve("pkg/api.py", "errors.ConfigError")  ->  "pkg.errors.ConfigError"
+index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Exception")
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from errscan.models import ClassInfo, FileSummary, Import
+
+BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}
+_STOP = ("Exception", "BaseException")
+_MAX_HOPS = 16
+
+
+def module_names(paths: list[str]) -> dict[str, str]:
+    """Each file's importable module name: packages are folders with an __init__.py."""
+    packages = {path.rsplit("/", 1)[0] for path in paths if _is_package_init(path)}
+    names: dict[str, str] = {}
+    for path in paths:
+        parts = path.rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        folders = path.split("/")[:-1]
+        # the package root: climb while the folder is a package
+        top = len(folders)
+        while top > 0 and "/".join(folders[:top]) in packages:
+            top -= 1
+        names[path] = ".".join(parts[top:]) or parts[-1]
+    return names
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    qualname: str | None
+    bases: tuple[str, ...]
+    doc: str | None
+    init: ClassInfo | None  # the class (or ancestor) whose __init__ composes the message
+
+
+class Index:
+    def __init__(self, summaries: Mapping[str, FileSummary]) -> None:
+        paths = sorted(summaries, key=lambda p: (p.endswith(".pyi"), p))  # .py before .pyi
+        self.module_of = module_names(paths)
+        self.file_of: dict[str, str] = {}
+        for path in paths:
+            self.file_of.setdefault(self.module_of[path], path)
+        self.summaries = summaries
+        self.imports = {path: {i.local: i for i in s.imports} for path, s in summaries.items()}
+        self.classes: dict[str, ClassInfo] = {}
+        self.factories: dict[str, tuple[str, str]] = {}  # qualname -> (file, class as written)
+        for path in paths:
+            module = self.module_of[path]
+            for info in summaries[path].classes:
+                self.classes.setdefault(f"{module}.{info.qualname}", info)
+            for function, made in summaries[path].factories:
+                self.factories.setdefault(f"{module}.{function}", (path, made))
+        self._memo: dict[str, ExceptionInfo] = {}
+
+    def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
+        """The fully qualified name `dotted`, as written in file `path`, refers to."""
+        module = self.module_of.get(path)
+        if module is None or hops > _MAX_HOPS:
+            return None
+        first, _, rest = dotted.partition(".")
+        if f"{module}.{first}" in self.classes:
+            return self._canonical(f"{module}.{dotted}", hops)
+        imported = self.imports.get(path, {}).get(first)
+        if imported is not None:
+            target = self._absolute(path, imported)
+            if target is None:
+                return None
+            return self._canonical(f"{target}.{rest}" if rest else target, hops)
+        if first in BUILTIN_EXCEPTIONS and not rest:
+            return f"builtins.{first}"
+        return None
+
+    def _absolute(self, path: str, imported: Import) -> str | None:
+        module = self.module_of[path]
+        if imported.level == 0:
+            base = imported.module
+        else:
+            package = module if _is_package_init(path) else module.rpartition(".")[0]
+            steps = package.split(".") if package else []
+            if imported.level - 1 > len(steps):
+                return None
+            steps = steps[: len(steps) - (imported.level - 1)]
+            base = ".".join([*steps, imported.module] if imported.module else steps)
+        return f"{base}.{imported.name}" if imported.name else base
+
+    def _canonical(self, qualified: str, hops: int) -> str:
+        """Follow re-exports inside the repository to where a class is defined."""
+        if qualified in self.classes:
+            return qualified
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            path = self.file_of.get(module)
+            if path is None:
+                continue
+            found = self.resolve(path, ".".join(parts[cut:]), hops + 1)
+            return found or qualified
+        return qualified
+
+    def factory_class(self, path: str, ref: str, function: str) -> str | None:
+        """The class a factory in the repository returns or raises, fully qualified."""
+        module = self.module_of.get(path)
+        if module is None:
+            return None
+        if ref.startswith(("self.", "cls.")):
+            owner = function.rsplit(".", 1)[0] if "." in function else None
+            qualified = f"{module}.{owner}.{ref.split('.', 1)[1]}" if owner else None
+        else:
+            qualified = self.resolve(path, ref) or f"{module}.{ref}"
+        found = self.factories.get(qualified) if qualified else None
+        if found is None:
+            return None
+        made_in, made = found
+        return self.resolve(made_in, made)
+
+    def exception_info(self, qualname: str | None) -> ExceptionInfo:
+        if qualname is None:
+            return ExceptionInfo(None, (), None, None)
+        if qualname not in self._memo:
+            self._memo[qualname] = self._info(qualname)
+        return self._memo[qualname]
+
+    def _info(self, qualname: str) -> ExceptionInfo:
+        info = self.classes.get(qualname)
+        bases: list[str] = []
+        init: ClassInfo | None = None
+        current: str | None = qualname
+        seen: set[str] = set()
+        while current is not None and current not in seen and len(bases) < _MAX_HOPS:
+            seen.add(current)
+            cls = self.classes.get(current)
+            if cls is None:
+                bases.extend(_builtin_ancestors(current))
+                break
+            if init is None and cls.init_params is not None:
+                init = cls
+            parent = self._primary_base(current, cls)
+            if parent is None:
+                break
+            bases.append(parent.rsplit(".", 1)[-1])
+            if parent.startswith("builtins.") and parent[9:] in _STOP:
+                break
+            current = parent
+        return ExceptionInfo(qualname, tuple(bases), info.doc if info else None, init)
+
+    def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
+        """The base that leads to an exception class: the first such, else the first base."""
+        path = self._file_of_class(qualname)
+        resolved = [(self.resolve(path, base) if path else None) or base for base in cls.bases]
+        for candidate in resolved:
+            if self._is_exception(candidate, set()):
+                return candidate
+        return resolved[0] if resolved else None
+
+    def _is_exception(self, qualname: str, seen: set[str]) -> bool:
+        if qualname.startswith("builtins."):
+            return qualname[9:] in BUILTIN_EXCEPTIONS
+        cls = self.classes.get(qualname)
+        if cls is None or qualname in seen or len(seen) > _MAX_HOPS:
+            return False
+        seen.add(qualname)
+        path = self._file_of_class(qualname)
+        return (
+            any(self._is_exception(self.resolve(path, base) or base, seen) for base in cls.bases)
+            if path
+            else False
+        )
+
+    def _file_of_class(self, qualname: str) -> str | None:
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.file_of.get(".".join(parts[:cut]))
+            if path is not None:
+                return path
+        return None
+
+
+def _is_package_init(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+
+
+def _builtin_ancestors(qualname: str) -> list[str]:
+    """ValueError -> [Exception]; KeyError -> [LookupError, Exception]."""
+    name = qualname.removeprefix("builtins.")
+    cls = BUILTIN_EXCEPTIONS.get(name) if qualname.startswith("builtins.") else None
+    if cls is None:
+        return []
+    out = []
+    for ancestor in cls.__mro__[1:]:
+        if ancestor is object:
+            break
+        out.append(ancestor.__name__)
+        if ancestor.__name__ in _STOP:
+            break
+    return out

@@ -1,0 +1,210 @@
+"""What a name holds where a message uses it: the assignments that reach a statement, and
+module- and class-level constants.
+
+    msg = "bad value"
+    if strict:
+        msg += f" {value!r}"
+    raise ValueError(msg)
+        ->  reaching(body, raise_stmt, "msg")
+            == [("bad value",), ("bad value", f" {value!r}")]
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import cast
+
+# The assigned value, then each `+=` operand after it; None: bound some way we cannot follow.
+Chain = tuple[ast.expr, ...]
+States = list[Chain | None]
+_MAX_CANDIDATES = 8
+# try and, from Python 3.11, try/except*: the same fields
+_TRY: tuple[type[ast.stmt], ...] = tuple(
+    getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name)
+)
+
+
+def reaching(body: Sequence[ast.stmt], target: ast.stmt, name: str) -> list[Chain] | None:
+    """The value chains of `name` that may reach `target`, in source order of their first
+    assignment; None where none does or one of them cannot be followed."""
+    states, found = _Flow(target, name).block(body, [])
+    if not found or not states or any(state is None for state in states):
+        return None
+    return [state for state in states if state is not None]
+
+
+def _contains(outer: ast.stmt, inner: ast.stmt) -> bool:
+    start = (outer.lineno, outer.col_offset)
+    end = (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+    return (
+        start <= (inner.lineno, inner.col_offset)
+        and (
+            inner.end_lineno or inner.lineno,
+            inner.end_col_offset or 0,
+        )
+        <= end
+    )
+
+
+def _union(*groups: States) -> States:
+    out: States = []
+    seen: set[tuple[int, ...] | None] = set()
+    for group in groups:
+        for state in group:
+            key = None if state is None else tuple(id(node) for node in state)
+            if key not in seen:
+                seen.add(key)
+                out.append(state)
+    return out[:_MAX_CANDIDATES] if len(out) > _MAX_CANDIDATES else out
+
+
+class _Flow:
+    """A forward walk over statements that tracks the possible values of one name."""
+
+    def __init__(self, target: ast.stmt, name: str) -> None:
+        self.target = target
+        self.name = name
+
+    def block(self, stmts: Sequence[ast.stmt], states: States) -> tuple[States, bool]:
+        for stmt in stmts:
+            if stmt is self.target:
+                return states, True
+            if _contains(stmt, self.target):
+                return self._into(stmt, states)
+            states = self._after(stmt, states)
+        return states, False
+
+    def _into(self, stmt: ast.stmt, states: States) -> tuple[States, bool]:
+        """The states at the target, which lies inside compound statement `stmt`."""
+        if isinstance(stmt, _TRY):
+            stmt = cast(ast.Try, stmt)
+            done, found = self.block(stmt.body, states)
+            if found:
+                return done, True
+            for handler in stmt.handlers:
+                if _contains(handler, self.target):  # type: ignore[arg-type]
+                    return self.block(handler.body, _union(states, done))
+            if any(_contains(s, self.target) for s in stmt.orelse):
+                return self.block(stmt.orelse, done)
+            return self.block(stmt.finalbody, _union(states, done))
+        if isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                if any(_contains(s, self.target) or s is self.target for s in case.body):
+                    return self.block(case.body, states)
+            return states, False
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            # a later iteration may see what an earlier one assigned
+            looped, _ = self.block(stmt.body, self._bind_target(stmt, states))
+            states = _union(states, looped)
+        for field in ("body", "orelse"):
+            children: list[ast.stmt] = getattr(stmt, field, [])
+            if any(child is self.target or _contains(child, self.target) for child in children):
+                if isinstance(stmt, ast.For | ast.AsyncFor) and field == "body":
+                    states = self._bind_target(stmt, states)
+                return self.block(children, states)
+        return states, False
+
+    def _bind_target(self, stmt: ast.stmt, states: States) -> States:
+        if isinstance(stmt, ast.For | ast.AsyncFor) and self._binds(stmt.target):
+            return [None]
+        return states
+
+    def _binds(self, target: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == self.name for n in ast.walk(target))
+
+    def _after(self, stmt: ast.stmt, states: States) -> States:
+        """The states after `stmt`, which does not hold the target."""
+        name = self.name
+        # case: name = value (alone, or among chained targets)
+        if isinstance(stmt, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return [(stmt.value,)]
+            return [None] if any(self._binds(t) for t in stmt.targets) else states
+        # case: name: str = value
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.target.id == name:
+                return [(stmt.value,)] if stmt.value is not None else states
+            return states
+        # case: name += value
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.target.id != name:
+                return states
+            if not isinstance(stmt.op, ast.Add):
+                return [None]
+            return [None if s is None else (*s, stmt.value) for s in states] or [None]
+        # case: if / else
+        if isinstance(stmt, ast.If):
+            body, _ = self.block(stmt.body, states)
+            orelse, _ = self.block(stmt.orelse, states)
+            return _union(body, orelse)
+        # case: loops, which may run no time or many
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            body, _ = self.block(stmt.body, self._bind_target(stmt, states))
+            orelse, _ = self.block(stmt.orelse, _union(states, body))
+            return _union(states, body, orelse)
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            if any(item.optional_vars and self._binds(item.optional_vars) for item in stmt.items):
+                return [None]
+            return self.block(stmt.body, states)[0]
+        if isinstance(stmt, _TRY):
+            stmt = cast(ast.Try, stmt)
+            body, _ = self.block(stmt.body, states)
+            handlers = [self.block(h.body, _union(states, body))[0] for h in stmt.handlers]
+            orelse, _ = self.block(stmt.orelse, body)
+            final, _ = self.block(stmt.finalbody, _union(orelse, *handlers))
+            return final
+        if isinstance(stmt, ast.Match):
+            cases = [self.block(case.body, states)[0] for case in stmt.cases]
+            return _union(states, *cases)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return [None] if stmt.name == name else states
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            bound = {(alias.asname or alias.name).split(".")[0] for alias in stmt.names}
+            return [None] if name in bound else states
+        if isinstance(stmt, ast.Delete):
+            return [] if any(self._binds(t) for t in stmt.targets) else states
+        if isinstance(stmt, ast.Global | ast.Nonlocal):
+            return [None] if name in stmt.names else states
+        return states
+
+
+class Constants:
+    """String-valued names a file defines once: module constants and class attributes."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.module = _single_assignments(tree.body)
+        self.classes: dict[str, dict[str, ast.expr]] = {}
+        self._collect_classes(tree.body, ())
+
+    def _collect_classes(self, body: Sequence[ast.stmt], outer: tuple[str, ...]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                qualname = (*outer, stmt.name)
+                self.classes[".".join(qualname)] = _single_assignments(stmt.body)
+                self._collect_classes(stmt.body, qualname)
+
+    def attribute(self, class_qualname: str, attr: str) -> ast.expr | None:
+        return self.classes.get(class_qualname, {}).get(attr)
+
+
+def _single_assignments(body: Sequence[ast.stmt]) -> dict[str, ast.expr]:
+    """Names assigned exactly once directly in `body`, with their values."""
+    values: dict[str, ast.expr] = {}
+    counts: dict[str, int] = {}
+    for stmt in body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        elif isinstance(stmt, ast.AugAssign):
+            targets = [stmt.target]
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    counts[node.id] = counts.get(node.id, 0) + 1
+                    if value is not None and node is target:
+                        values[node.id] = value
+    return {name: value for name, value in values.items() if counts[name] == 1}
