@@ -34,7 +34,28 @@ def test_records_are_frozen_and_serialisable(basic_repo: Path) -> None:
         record.message = "changed"  # type: ignore[misc]
     data = record.to_dict()
     assert set(data) == set(
-        "id repo commit kind exception exception_qualname exception_bases exception_doc "
-        "message message_parts message_source message_candidates args cause reraises "
-        "file line end_line col function context url".split()
+        [
+            "id",
+            "repo",
+            "commit",
+            "kind",
+            "exception",
+            "exception_qualname",
+            "exception_bases",
+            "exception_doc",
+            "message",
+            "message_parts",
+            "message_source",
+            "message_candidates",
+            "args",
+            "cause",
+            "reraises",
+            "file",
+            "line",
+            "end_line",
+            "col",
+            "function",
+            "context",
+            "url",
+        ]
     )

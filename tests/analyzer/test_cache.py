@@ -187,7 +187,10 @@ def test_two_processes_share_one_cache(
 
 
 def test_encode_decode_round_trip() -> None:
-    code = 'from . import x as y\nclass C(E):\n    """Doc."""\ndef f():\n    raise E(f"a {b!r:>3}", c) from d\n'
+    code = (
+        'from . import x as y\nclass C(E):\n    """Doc."""\n'
+        'def f():\n    raise E(f"a {b!r:>3}", c) from d\n'
+    )
     result = scan.scan_file("m.py", code, 3)
     data, summary = cache.encode(result)
     decoded = cache.decode(data, "m.py")
