@@ -11,7 +11,7 @@ import errscan
 from errscan.analyzer import output
 from tests.support import EXPECTED, build_repo
 
-CASES = ("basic",)
+CASES = ("basic", "messages")
 
 
 def golden_text(case: str, tmp: Path) -> str:

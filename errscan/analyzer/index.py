@@ -95,6 +95,8 @@ class Index:
                 return None
             steps = steps[: len(steps) - (imported.level - 1)]
             base = ".".join([*steps, imported.module] if imported.module else steps)
+            if not base:
+                return imported.name
         return f"{base}.{imported.name}" if imported.name else base
 
     def _canonical(self, qualified: str, hops: int) -> str:

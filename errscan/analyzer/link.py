@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
 from collections.abc import Callable, Iterable
 
-from errscan.analyzer.index import Index
-from errscan.extractors.message import merge
+from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
+from errscan.extractors.message import inline, merge
 from errscan.models import ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -53,11 +52,15 @@ def link(
             "exception_bases": info.bases,
             "exception_doc": info.doc,
         }
+        source = "init"
+        if composed is None and info.qualname and info.qualname.startswith("builtins."):
+            composed = _builtin_str(site, info.qualname[9:])
+            source = site.message_source
         if composed is not None:
             extra.update(
                 message="".join(part.placeholder for part in composed),
                 message_parts=composed,
-                message_source="init",
+                message_source=source,
                 message_candidates=("".join(part.placeholder for part in composed),),
             )
         record.__dict__.update(extra)
@@ -94,24 +97,54 @@ def _composed(
         if part.expr is None or part.expr not in bound:
             out.append(part)
             continue
-        value = _string_literal(bound[part.expr])
-        if value is not None and part.conversion is None and part.format_spec is None:
-            out.append(MessagePart(text=value))
-        else:
-            out.append(
-                MessagePart(
-                    expr=bound[part.expr], conversion=part.conversion, format_spec=part.format_spec
-                )
-            )
+        argument = MessagePart(
+            expr=bound[part.expr], conversion=part.conversion, format_spec=part.format_spec
+        )
+        out.append(inline(argument))
     return tuple(merge(out))
 
 
-def _string_literal(text: str) -> str | None:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+_OS_ERRORS = frozenset(name for name, cls in BUILTIN_EXCEPTIONS.items() if issubclass(cls, OSError))
+
+
+def _builtin_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
+    """What str() of a builtin exception makes of its arguments, where it is not the
+    message itself: KeyError quotes it, OSError(errno, text[, file]) adds the numbers,
+    and several arguments print as a tuple."""
+    if site.kind not in ("raise", "exit") or not site.message_parts:
         return None
-    return value if isinstance(value, str) else None
+    positional = [text for keyword, text in site.call_args if keyword is None]
+    if name in _OS_ERRORS and len(positional) in (2, 3):
+        parts = [
+            MessagePart(text="[Errno "),
+            inline(MessagePart(expr=positional[0])),
+            MessagePart(text="] "),
+            *site.message_parts,
+        ]
+        if len(positional) == 3:
+            parts += [
+                MessagePart(text=": "),
+                inline(MessagePart(expr=positional[2], conversion="r")),
+            ]
+        return tuple(merge(parts))
+    if len(positional) > 1 and name != "SystemExit":
+        items: list[MessagePart] = [MessagePart(text="(")]
+        for i, text in enumerate(positional):
+            if i:
+                items.append(MessagePart(text=", "))
+            items.append(inline(MessagePart(expr=text, conversion="r")))
+        return tuple(merge([*items, MessagePart(text=")")]))
+    if name == "KeyError" and len(positional) == 1:
+        return _key_error(site.message_parts)
+    return None
+
+
+def _key_error(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
+    """str(KeyError(m)) is repr(m): the message as a quoted string literal."""
+    text = "".join(part.text or "" for part in parts)
+    quote = '"' if "'" in text and '"' not in text else "'"
+    escaped = [MessagePart(text=repr(p.text)[1:-1]) if p.text else p for p in parts]
+    return tuple(merge([MessagePart(text=quote), *escaped, MessagePart(text=quote)]))
 
 
 def _record(site: Site, id: str, repo: str, commit: str, url: str | None) -> ErrorRecord:

@@ -135,7 +135,7 @@ class _Reader:
     def finish(self, parts: list[MessagePart] | None, source: str) -> Template | None:
         if parts is None:
             return None
-        merged = tuple(merge(parts))
+        merged = tuple(merge([inline(part) for part in parts]))
         if source == "concat" and not any(part.text for part in merged):
             return None  # `a + b` of unknown values: nothing says it is a string at all
         return Template(merged, source)
@@ -243,6 +243,38 @@ class _Reader:
         return [MessagePart(expr=self.src.expression(node))]
 
 
+def literal_value(expr: str) -> tuple[bool, object]:
+    """(True, value) where `expr` is a plain literal such as "db", 3 or 0.5."""
+    if not expr or not (expr[0] in "\"'-+.0123456789" or expr in ("True", "False", "None")):
+        return False, None
+    if expr[0] in "\"'" and "{" in expr:
+        return False, None  # may be an f-string's nested literal; leave it as written
+    try:
+        return True, ast.literal_eval(expr)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False, None
+
+
+def inline(part: MessagePart) -> MessagePart:
+    """A placeholder whose expression is a literal becomes the text it formats to."""
+    if part.expr is None or (part.format_spec and "{" in part.format_spec):
+        return part
+    known, value = literal_value(part.expr)
+    if not known:
+        return part
+    converted: object = value
+    if part.conversion == "r":
+        converted = repr(value)
+    elif part.conversion == "a":
+        converted = ascii(value)
+    elif part.conversion == "s":
+        converted = str(value)
+    try:
+        return MessagePart(text=format(converted, part.format_spec or ""))
+    except (ValueError, TypeError):
+        return part
+
+
 def _through_text(parts: list[MessagePart], change: Callable[[str], str]) -> list[MessagePart]:
     """Apply a text function to a template, each placeholder standing in as an opaque token."""
     text = "".join(
@@ -334,6 +366,15 @@ def _mapping_value(values: ast.expr, key: str, src: Source) -> str:
 
 def _printf_placeholder(expr: str, match: re.Match[str]) -> MessagePart:
     kind = match["type"]
+    known, value = literal_value(expr)
+    if known and "*" not in match.group(0):
+        spec = match.group(0)
+        if match["key"] is not None:
+            spec = "%" + spec[len(match["key"]) + 3 :]
+        try:
+            return MessagePart(text=spec % (value,))
+        except (TypeError, ValueError, OverflowError):
+            pass
     plain = not (match["flags"] or match["width"] or match["precision"])
     if kind in "rsa" and plain:
         return MessagePart(expr=expr, conversion=None if kind == "s" else kind)

@@ -97,10 +97,21 @@ class _SiteReader:
         if caught is not None:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
-        thrown = exception.raised(node.exc, self.src)
+        thrown = exception.raised(self._built_elsewhere(node, frame), self.src)
         if thrown.exception == "SystemExit":
             return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
         return self._site(node, frame, "raise", thrown)
+
+    def _built_elsewhere(self, node: ast.Raise, frame: _Frame) -> ast.expr | None:
+        """`err = ValueError(...); ...; raise err`: the call that built what is raised."""
+        if not isinstance(node.exc, ast.Name):
+            return node.exc
+        chains = bindings.reaching(frame.body, node, node.exc.id)
+        if chains and len(chains) == 1 and len(chains[0]) == 1:
+            built = chains[0][0]
+            if isinstance(built, ast.Call):
+                return built
+        return node.exc
 
     def _call(self, node: ast.Expr, call: ast.Call, frame: _Frame) -> Site | None:
         callee = self._callee(call.func)

@@ -103,6 +103,9 @@ def _init_template(
         if not (isinstance(call, ast.Call) and _is_super_init(call)) or not call.args:
             continue
         argument = call.args[1] if _explicit_base(call) and len(call.args) > 1 else call.args[0]
+        # case: super().__init__(message), the parameter itself
+        if isinstance(argument, ast.Name) and argument.id in params:
+            return tuple(params), (MessagePart(expr=argument.id),)
         lookup = _InitLookup(init.body, stmt)
         found = message.template(argument, src, lookup)
         if found is not None:

@@ -1,0 +1,123 @@
+"""Templates against the real thing: run each fixture case, and match its record's template.
+
+Executes fixtures/repos/messages (errscan's own fixture, never a scanned repository):
+every `case_*` function raises, exits or warns once. Its record, found by the line the
+traceback names, must have that line, and its template, used as a pattern (literal parts
+exact, each placeholder any text), must match str(exc) in full.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import shutil
+import sys
+import traceback
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import errscan
+from tests.support import FIXTURES, build_repo
+
+REQUIRED_SHARE = 0.95
+
+
+def pattern(record: errscan.ErrorRecord) -> re.Pattern[str]:
+    pieces = [re.escape(p.text) if p.text is not None else ".*?" for p in record.message_parts]
+    return re.compile("".join(pieces), re.DOTALL)
+
+
+def matches(record: errscan.ErrorRecord, text: str) -> bool:
+    if record.message is None:
+        return False
+    return pattern(record).fullmatch(text) is not None
+
+
+@pytest.fixture
+def fixture_package(tmp_path: Path) -> Iterator[ModuleType]:
+    root = tmp_path / "importable"
+    shutil.copytree(FIXTURES / "messages", root)
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module("msgs.cases")
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n == "msgs" or n.startswith("msgs.")]:
+            del sys.modules[name]
+
+
+def trigger(function: object, root: str) -> tuple[BaseException, str, int]:
+    """Call a case; the exception it throws and the innermost fixture frame (file, line)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            function()  # type: ignore[operator]
+        except BaseException as exc:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if root in f.filename]
+            last = frames[-1]
+            return exc, last.filename.split(root, 1)[1].lstrip("/"), last.lineno or 0
+    raise AssertionError(f"{function} did not raise")
+
+
+def test_templates_match_runtime_messages(
+    fixture_package: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = build_repo(tmp_path / "repo", "messages")
+    records = errscan.extract(str(repo)).records
+    root = str(Path(fixture_package.__file__ or "").parent.parent)
+    cases = sorted(
+        (obj for name, obj in vars(fixture_package).items() if name.startswith("case_")),
+        key=lambda f: f.__code__.co_firstlineno,
+    )
+    per_form: Counter[tuple[str, str]] = Counter()
+    failures = []
+    unresolved = []
+    for case in cases:
+        exc, path, line = trigger(case, root)
+        found = [r for r in records if r.file == path and r.line <= line <= r.end_line]
+        if not found:  # a re-raise keeps the traceback of where the error began
+            found = [r for r in records if r.function == case.__name__ and r.kind == "reraise"]
+        assert len(found) == 1, f"{case.__name__}: no single record at {path}:{line}"
+        record = found[0]
+        if record.message is None:
+            unresolved.append(case.__name__)
+            per_form[(record.message_source, "unresolved")] += 1
+            continue
+        text = str(exc)
+        ok = matches(record, text) or any(
+            re.fullmatch(re.escape(c).replace(r"\{", "{"), text) for c in record.message_candidates
+        )
+        per_form[(record.message_source, "match" if ok else "MISMATCH")] += 1
+        if not ok:
+            failures.append(f"{case.__name__}: {record.message!r} vs {text!r}")
+        if record.exception_qualname:
+            # OSError(ENOENT, ...) comes out a FileNotFoundError: a subclass is a match
+            names = {cls.__name__ for cls in type(exc).__mro__}
+            assert record.exception_qualname.rsplit(".", 1)[-1] in names, case
+    resolved = sum(n for (_, outcome), n in per_form.items() if outcome != "unresolved")
+    matched = sum(n for (_, outcome), n in per_form.items() if outcome == "match")
+    with capsys.disabled():
+        print(f"\nruntime check of {len(cases)} fixture sites (message_source: outcome = count)")
+        for (form, outcome), count in sorted(per_form.items()):
+            print(f"  {form:<11} {outcome:<10} {count}")
+        print(f"  matched {matched}/{resolved} resolved templates ({matched / resolved:.1%}); "
+              f"unresolved by design: {', '.join(unresolved)}")  # fmt: skip
+    assert matched / resolved >= REQUIRED_SHARE, failures
+    assert unresolved == ["case_reraise", "case_unresolved_call", "case_unresolved_parameter"]
+
+
+def test_cases_cover_every_message_form(fixture_package: ModuleType, tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "repo", "messages")
+    sources = {r.message_source for r in errscan.extract(str(repo)).records}
+    expected = {
+        "literal", "fstring", "percent", "format", "concat", "variable", "constant",
+        "factory", "init", "unresolved",
+    }  # fmt: skip
+    assert expected <= sources
+    assert inspect.ismodule(fixture_package)
