@@ -11,7 +11,7 @@ import errscan
 from errscan.analyzer import output
 from tests.support import EXPECTED, build_repo
 
-CASES = ("basic", "messages")
+CASES = ("basic", "messages", "newsyntax")
 
 
 def golden_text(case: str, tmp: Path) -> str:

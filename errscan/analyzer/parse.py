@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 import warnings
 from dataclasses import dataclass
 
+from errscan.analyzer.downlevel import downlevel
 from errscan.extractors.source import Source
 from errscan.models import FileError
 
@@ -28,21 +30,44 @@ def decode(data: bytes, path: str) -> str | FileError:
 
 
 def parse(data: bytes | str, path: str) -> Parsed | FileError:
-    """`data` as bytes is decoded first; as str it is taken as the decoded text."""
+    """`data` as bytes is decoded first; as str it is taken as the decoded text.
+
+    A file in syntax newer than this interpreter's is rewritten by LibCST into syntax it
+    accepts (downlevel.py); context lines still show the file as it is.
+    """
     text = decode(data, path) if isinstance(data, bytes) else data
     if isinstance(text, FileError):
         return text
     try:
-        with warnings.catch_warnings():
-            # invalid escapes and the like: the scanned code's concern, not ours
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+        return Parsed(Source(text, path), _ast_parse(text, path))
     except SyntaxError as exc:
-        where = f" (line {exc.lineno})" if exc.lineno else ""
-        return FileError(path, f"syntax error{where}: {exc.msg}")
+        first_error = exc
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {_one_line(exc) or type(exc).__name__}")
-    return Parsed(Source(text, path), tree)
+    rewritten = downlevel(text) if "\0" not in text else None
+    if rewritten is not None:
+        try:
+            return Parsed(Source(rewritten, path, shown=text), _ast_parse(rewritten, path))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    where = f" (line {first_error.lineno})" if first_error.lineno else ""
+    hint = " (Python 2 code?)" if _PYTHON2.search(text) else ""
+    return FileError(path, f"syntax error{where}: {first_error.msg}{hint}")
+
+
+def _ast_parse(text: str, path: str) -> ast.Module:
+    with warnings.catch_warnings():
+        # invalid escapes and the like: the scanned code's concern, not ours
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
+# print statements, `raise E, "message"`, `except E, e:` with a lowercase name, backticks
+_PYTHON2 = re.compile(
+    r"^\s*(print\s+[\"'\w]|raise\s+\w[\w.]*\s*,|exec\s+[\"']|except\s+[\w.]+\s*,\s*[a-z_]\w*\s*:)"
+    r"|`\w+`",
+    re.MULTILINE,
+)
 
 
 def _one_line(exc: BaseException) -> str:

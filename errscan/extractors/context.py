@@ -11,7 +11,7 @@ from errscan.models import Context
 
 def around(src: Source, line: int, end_line: int, radius: int) -> Context:
     """`radius` lines before `line` and after `end_line`, as they stand in the file."""
-    count = len(src.lines)
+    count = len(src.shown_lines)
     start = max(1, line - radius)
     end = min(count, end_line + radius)
-    return Context(start_line=start, end_line=end, code="\n".join(src.lines[start - 1 : end]))
+    return Context(start_line=start, end_line=end, code="\n".join(src.shown_lines[start - 1 : end]))

@@ -17,14 +17,16 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class Source:
     """One file's text: its lines as Python numbers them, and node segments."""
 
-    __slots__ = ("_encoded", "lines", "path", "text")
+    __slots__ = ("_encoded", "lines", "path", "shown_lines", "text")
 
-    def __init__(self, text: str, path: str = "mod.py") -> None:
+    def __init__(self, text: str, path: str = "mod.py", shown: str | None = None) -> None:
+        """`shown`: the file as written, where `text` is a rewrite of it, line for line."""
         self.text = text
         self.path = path
-        self.lines: list[str] = _NEWLINE.split(text)
-        if self.lines and self.lines[-1] == "" and len(self.lines) > 1:
-            self.lines.pop()
+        self.lines = _split(text)
+        self.shown_lines = self.lines
+        if shown is not None and len(_split(shown)) == len(self.lines):
+            self.shown_lines = _split(shown)
         self._encoded: dict[int, bytes] = {}
 
     def _line_bytes(self, lineno: int) -> bytes:
@@ -72,6 +74,13 @@ class Source:
         if text is not None and "\n" not in text and (not verify or _same_tree(text, node)):
             return text
         return ast.unparse(node)
+
+
+def _split(text: str) -> list[str]:
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()
+    return lines
 
 
 def _same_tree(text: str, node: ast.AST) -> bool:

@@ -1,0 +1,113 @@
+"""Source in syntax newer than this Python -> the same program in syntax its `ast` accepts.
+
+LibCST parses the grammar of Python 3.0 to 3.14 whatever the running interpreter, so a
+file that `ast` rejects is read with it and written back, line for line, with the new
+forms spelled the old way; the result goes through the same `ast` extractors as any
+other file. Only that file pays for LibCST, which is imported on first need.
+
+    f"{d["key"]}"            ->  f'{d["key"]}'        (PEP 701 quotes reused inside)
+    type Alias = list[int]   ->  Alias = list[int]    (PEP 695)
+    def first[T](xs: T): ... ->  def first(xs: T): ... (PEP 695)
+    except A, B:             ->  except (A, B):       (PEP 758)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_QUOTES = ('"', "'", '"""', "'''")
+
+
+def downlevel(text: str) -> str | None:
+    """`text` rewritten for this interpreter's `ast`, or None where LibCST cannot read it."""
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    try:
+        rewritten = module.visit(_make_transformer(cst))
+    except (RecursionError, MemoryError, ValueError, TypeError):
+        return None
+    code: str = rewritten.code
+    return code
+
+
+def _make_transformer(cst: Any) -> Any:
+    """The transformer class is built here so that libcst is imported only when needed."""
+
+    class Downlevel(cst.CSTTransformer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.empty = cst.Module(body=[])
+
+        # case: type Alias = value  ->  Alias = value
+        def leave_TypeAlias(self, original: Any, updated: Any) -> Any:
+            return cst.Assign(targets=[cst.AssignTarget(target=updated.name)], value=updated.value)
+
+        # case: def f[T](...) / class C[T]: the type parameters dropped
+        def leave_FunctionDef(self, original: Any, updated: Any) -> Any:
+            return updated.with_changes(type_parameters=None)
+
+        def leave_ClassDef(self, original: Any, updated: Any) -> Any:
+            return updated.with_changes(type_parameters=None)
+
+        # case: except A, B:  ->  except (A, B):
+        def leave_ExceptHandler(self, original: Any, updated: Any) -> Any:
+            kind = updated.type
+            if isinstance(kind, cst.Tuple) and not kind.lpar:
+                parens = {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]}
+                return updated.with_changes(type=kind.with_changes(**parens))
+            return updated
+
+        # case: f-strings that reuse their own quotes inside, or span lines in one quote
+        def leave_FormattedString(self, original: Any, updated: Any) -> Any:
+            codes = [
+                self.empty.code_for_node(part)
+                for part in updated.parts
+                if isinstance(part, cst.FormattedStringExpression)
+            ]
+            prefix = updated.start[: -len(updated.quote)]
+            if "\\" in "".join(codes) or "#" in "".join(codes):
+                return updated  # not expressible before 3.12: left for ast to reject
+            for quote in _QUOTES:
+                multiline = any("\n" in code for code in codes)
+                if multiline and len(quote) == 1:
+                    continue
+                # before 3.12, an expression may hold any quote but the string's own; in a
+                # triple-quoted string that is the triple, and a quote at either end
+                if any(quote in code for code in codes):
+                    continue
+                parts = [_requote(cst, part, quote) for part in updated.parts]
+                return updated.with_changes(start=prefix + quote, end=quote, parts=parts)
+            return updated
+
+    return Downlevel()
+
+
+def _requote(cst: Any, part: Any, quote: str) -> Any:
+    """Literal text escaped for the new quotes; nested format specs likewise."""
+    if isinstance(part, cst.FormattedStringText):
+        value: str = part.value
+        if quote in ('"', "'"):
+            value = _escape_quote(value, quote)
+        elif quote[0] in value:
+            value = _escape_quote(value, quote[0])
+        return part.with_changes(value=value)
+    if isinstance(part, cst.FormattedStringExpression) and part.format_spec:
+        spec = [_requote(cst, p, quote) for p in part.format_spec]
+        return part.with_changes(format_spec=spec)
+    return part
+
+
+def _escape_quote(value: str, quote: str) -> str:
+    """Put a backslash before each unescaped `quote` in literal f-string text."""
+    out = []
+    escaped = False
+    for char in value:
+        if char == quote and not escaped:
+            out.append("\\")
+        out.append(char)
+        escaped = char == "\\" and not escaped
+    return "".join(out)

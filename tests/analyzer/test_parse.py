@@ -1,0 +1,85 @@
+"""Decoding and parsing: encodings, newer syntax through LibCST, and clear failures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import errscan
+from errscan.analyzer.parse import Parsed, parse
+from errscan.models import FileError
+from tests.support import build_repo
+
+
+def message_of(code: str) -> str | None:
+    (record,) = errscan.extract_source(code)
+    return record.message
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ('raise E(f"{d["k"]} and {d[\'j\']}")\n', "{d[\"k\"]} and {d['j']}"),
+        ('raise E(f"a {\n    b\n} c")\n', "a {b} c"),
+        ('raise E(f"{x:{"<" if l else ">"}10}")\n', '{x:{"<" if l else ">"}10}'),
+        ("type A = int\nraise E('after a type alias')\n", "after a type alias"),
+        ("def f[T](x: T):\n    raise E(f'{x}')\n", "{x}"),
+        ("class C[T, *Ts, **P]:\n    raise E('generic class')\n", "generic class"),
+        ("try:\n    pass\nexcept A, B:\n    raise E('pep 758')\n", "pep 758"),
+    ],
+)
+def test_newer_syntax_is_extracted(code: str, message: str) -> None:
+    assert message_of(code) == message
+
+
+def test_rewritten_file_keeps_lines_and_shows_the_original() -> None:
+    code = 'def f[T](x):\n    raise E(f"{x["k"]}")\n'
+    (record,) = errscan.extract_source(code, context=1)
+    assert (record.line, record.function) == (2, "f")
+    assert record.context.code == code.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'print "x"\n', "(Python 2 code?)"),
+        (b'raise E, "x"\n', "(Python 2 code?)"),
+        (b"def f(:\n", "syntax error (line 1)"),
+        (b"x = 1\x00\n", "null bytes"),
+        (b"# -*- coding: nonsense -*-\nx = 1\n", "cannot decode"),
+        (b"x = '\xff'\n", "cannot decode"),
+    ],
+)
+def test_failures_say_why(data: bytes, reason: str) -> None:
+    result = parse(data, "bad.py")
+    assert isinstance(result, FileError)
+    assert reason in result.reason
+    assert "\n" not in result.reason
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        ("# -*- coding: latin-1 -*-\nx = 'café'\n".encode("latin-1"), "café"),
+        ("# coding=cp1252\nx = '€'\n".encode("cp1252"), "€"),
+        ("\ufeffx = 'bom'\n".encode(), "bom"),
+    ],
+)
+def test_encodings(data: bytes, text: str) -> None:
+    result = parse(data, "enc.py")
+    assert isinstance(result, Parsed)
+    assert text in result.src.text
+
+
+def test_libcst_is_not_imported_for_files_ast_reads(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "messages", "messages")  # every file parses with ast
+    probe = (
+        "import sys, errscan\n"
+        f"assert errscan.extract({str(repo)!r}, use_cache=False).stats.sites > 40\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
