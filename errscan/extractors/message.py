@@ -60,11 +60,16 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     More than one only where a variable is assigned different messages on different paths.
     """
     reader = _Reader(src, lookup or _NoLookup())
+    # case: "one" if cond else "other": a candidate each
+    if isinstance(node, ast.IfExp):
+        body, orelse = templates(node.body, src, lookup), templates(node.orelse, src, lookup)
+        return _distinct([*body, *orelse]) if body and orelse else []
     # case: msg, assigned in the function (perhaps in several branches)
     if isinstance(node, ast.Name):
         chains = reader.lookup.local(node.id)
         if chains:
-            return _distinct([reader.finish(reader.chain(chain), "variable") for chain in chains])
+            found = [reader.finish(reader.chain(chain), "variable") for chain in chains]
+            return _distinct(found) if all(found) else []  # one unknown path: no guess
     # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
     if isinstance(node, ast.Name | ast.Attribute):
         constant = reader.lookup.constant(node)

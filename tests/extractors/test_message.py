@@ -83,3 +83,66 @@ def test_multiline_placeholder_expression_is_unparsed_on_one_line() -> None:
 def test_no_message() -> None:
     records = errscan.extract_source("raise E\nraise E()\nraise m.E\nassert x\n")
     assert [(r.message, r.message_source) for r in records] == [(None, "none")] * 4
+
+
+FOLLOWED = [
+    # (function body or module, message, message_source, candidates)
+    ('msg = "m"\nraise E(msg)', "m", "variable", ("m",)),
+    ('msg = f"a {x}"\nmsg += "b"\nmsg += str(y)\nraise E(msg)', "a {x}b{y}", "variable", None),
+    (
+        'if c:\n    msg = "one"\nelse:\n    msg = "two"\nraise E(msg)',
+        "one",
+        "variable",
+        ("one", "two"),
+    ),
+    ('if c:\n    msg = "one"\nelse:\n    msg = compute()\nraise E(msg)', None, "unresolved", ()),
+    ('msg = "m"\nfor msg in items:\n    pass\nraise E(msg)', None, "unresolved", ()),
+    ('raise E("a" if c else "b")', "a", "literal", ("a", "b")),
+    ('raise E("a" if c else other)', None, "unresolved", ()),
+    ('raise E(" ".join(["x", str(n), "y"]))', "x {n} y", "concat", None),
+    ('raise E("\\n".join(("a", "b")))', "a\nb", "concat", None),
+    ('raise E(", ".join(names))', None, "unresolved", ()),
+    ('raise E(textwrap.dedent("""\\n    a\\n      b\\n"""))', "\na\n  b\n", "concat", None),
+    ('raise E(f"  padded {x}  ".strip())', "padded {x}", "concat", None),
+    ('raise E("%s of %d" % ("lit", 3))', "lit of 3", "percent", None),
+    ("raise E(status_code=404, detail=f'no {item}')", "no {item}", "keyword", None),
+    ('raise E(errno.ENOENT, "gone", path)', "gone", "literal", None),
+    ('raise self._error("from a factory")', "from a factory", "factory", None),
+    ('err = ValueError("built first")\nraise err', "built first", "literal", None),
+    ('sys.exit("bye")', "bye", "literal", None),
+    ("sys.exit(2)", None, "none", ()),
+    ('warnings.warn("old", DeprecationWarning)', "old", "literal", None),
+    ('warnings.warn(FutureWarning("soon"))', "soon", "literal", None),
+]
+
+
+@pytest.mark.parametrize(("body", "message", "source", "candidates"), FOLLOWED)
+def test_messages_followed_through_names_and_calls(
+    body: str, message: str | None, source: str, candidates: tuple[str, ...] | None
+) -> None:
+    code = "import sys, textwrap, warnings, errno\ndef f(self, c, x, y, n, items, names):\n"
+    code += "".join(f"    {line}\n" for line in body.splitlines())
+    (record,) = errscan.extract_source(code)
+    assert (record.message, record.message_source) == (message, source)
+    if candidates is not None:
+        assert record.message_candidates == candidates
+
+
+def test_constants_of_module_and_class() -> None:
+    code = (
+        'LIMIT = "limit reached"\nTWICE = "a"\nTWICE = "b"\n'
+        "class C:\n"
+        '    TEMPLATE = "service {name} failed"\n'
+        "    def f(self):\n"
+        "        raise E(LIMIT)\n"
+        '        raise E(self.TEMPLATE.format(name="db"))\n'
+        "        raise E(C.TEMPLATE)\n"
+        "        raise E(TWICE)\n"
+    )
+    found = [(r.message, r.message_source) for r in errscan.extract_source(code)]
+    assert found == [
+        ("limit reached", "constant"),
+        ("service db failed", "constant"),
+        ("service {name} failed", "constant"),
+        (None, "unresolved"),  # assigned twice: not a constant
+    ]
