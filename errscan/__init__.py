@@ -96,10 +96,11 @@ class Scan:
         read = functools.partial(files.read_files, handle)
         with _result_store(opts) as results:
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
-            summaries = scan_stage.prepare(
-                read, self._entries, results, jobs, opts.context, opts.progress
+            sha_of = {entry.path: entry.sha for entry in self._entries}
+            index = Index(list(sha_of), lambda path: results.summary(sha_of[path]))
+            scan_stage.prepare(
+                read, self._entries, results, jobs, opts.context, opts.progress, index.register
             )
-            index = Index(summaries)
             for result in scan_stage.stored(read, self._entries, results, opts.context):
                 if result.error is not None:
                     self.file_errors.append(result.error)
@@ -244,5 +245,5 @@ def extract_source(
 ) -> list[ErrorRecord]:
     """The records of one file's source; a file that does not parse gives no records."""
     result = scan_stage.scan_file(path, code, context)
-    index = Index({path: result.summary})
+    index = Index.of({path: result.summary})
     return link.link(result.sites, "", "", lambda _file, _line: None, index)

@@ -118,6 +118,10 @@ class ResultCache:
             self._touch([self._key(sha) for sha in found])
         return found
 
+    def summary(self, sha: str) -> FileSummary | None:
+        found = self.get_many([sha], column="summary")
+        return decode_summary(found[sha]) if sha in found else None
+
     def _touch(self, keys: list[str]) -> None:
         now = time.time()
         with contextlib.suppress(sqlite3.OperationalError), self._db:

@@ -8,7 +8,8 @@ index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Except
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from errscan.models import ClassInfo, FileSummary, Import
@@ -20,6 +21,7 @@ BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
 }
 _STOP = ("Exception", "BaseException")
 _MAX_HOPS = 16
+_FACTS_CACHED = 512  # files whose imports and classes are kept decoded at once
 
 
 def module_names(paths: list[str]) -> dict[str, str]:
@@ -47,24 +49,82 @@ class ExceptionInfo:
     init: ClassInfo | None  # the class (or ancestor) whose __init__ composes the message
 
 
+@dataclass(frozen=True)
+class _FileFacts:
+    imports: dict[str, Import]
+    classes: dict[str, ClassInfo]  # by qualname inside the module
+    factories: dict[str, str]  # function qualname -> the class it makes, as written
+
+
 class Index:
-    def __init__(self, summaries: Mapping[str, FileSummary]) -> None:
-        paths = sorted(summaries, key=lambda p: (p.endswith(".pyi"), p))  # .py before .pyi
-        self.module_of = module_names(paths)
+    """Names of every class and factory in the scan, and where each is defined.
+
+    Only the names are held for the whole scan; a file's imports and class details are
+    loaded back (from the result cache) when a resolution needs them, a few hundred files'
+    worth at a time, so memory does not grow with the repository.
+    """
+
+    def __init__(self, paths: Sequence[str], load: Callable[[str], FileSummary | None]) -> None:
+        self.module_of = module_names(list(paths))
         self.file_of: dict[str, str] = {}
-        for path in paths:
+        for path in sorted(paths, key=lambda p: (p.endswith(".pyi"), p)):  # .py before .pyi
             self.file_of.setdefault(self.module_of[path], path)
-        self.summaries = summaries
-        self.imports = {path: {i.local: i for i in s.imports} for path, s in summaries.items()}
-        self.classes: dict[str, ClassInfo] = {}
-        self.factories: dict[str, tuple[str, str]] = {}  # qualname -> (file, class as written)
-        for path in paths:
-            module = self.module_of[path]
-            for info in summaries[path].classes:
-                self.classes.setdefault(f"{module}.{info.qualname}", info)
-            for function, made in summaries[path].factories:
-                self.factories.setdefault(f"{module}.{function}", (path, made))
+        self.class_file: dict[str, str] = {}
+        self.factory_file: dict[str, str] = {}
+        self._load = load
+        self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
         self._memo: dict[str, ExceptionInfo] = {}
+
+    @classmethod
+    def of(cls, summaries: Mapping[str, FileSummary]) -> Index:
+        """An index over summaries held in memory (one file, or a test)."""
+        index = cls(list(summaries), summaries.get)
+        for path, summary in summaries.items():
+            index.register(path, summary)
+        return index
+
+    def register(self, path: str, summary: FileSummary) -> None:
+        """Note the classes and factories a file defines (the first pass calls this)."""
+        module = self.module_of.get(path)
+        if module is None:
+            return
+        stub = path.endswith(".pyi")
+        for info in summary.classes:
+            self._claim(self.class_file, f"{module}.{info.qualname}", path, stub)
+        for function, _made in summary.factories:
+            self._claim(self.factory_file, f"{module}.{function}", path, stub)
+
+    @staticmethod
+    def _claim(table: dict[str, str], name: str, path: str, stub: bool) -> None:
+        held = table.get(name)
+        if (
+            held is None
+            or (held.endswith(".pyi") and not stub)
+            or (held.endswith(".pyi") == stub and path < held)
+        ):
+            table[name] = path
+
+    def _facts(self, path: str) -> _FileFacts:
+        facts = self._facts_cache.get(path)
+        if facts is not None:
+            self._facts_cache.move_to_end(path)
+            return facts
+        summary = self._load(path) or FileSummary()
+        facts = _FileFacts(
+            imports={i.local: i for i in summary.imports},
+            classes={c.qualname: c for c in summary.classes},
+            factories=dict(summary.factories),
+        )
+        self._facts_cache[path] = facts
+        if len(self._facts_cache) > _FACTS_CACHED:
+            self._facts_cache.popitem(last=False)
+        return facts
+
+    def class_info(self, qualified: str) -> ClassInfo | None:
+        path = self.class_file.get(qualified)
+        if path is None:
+            return None
+        return self._facts(path).classes.get(qualified[len(self.module_of[path]) + 1 :])
 
     def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
         """The fully qualified name `dotted`, as written in file `path`, refers to."""
@@ -72,9 +132,9 @@ class Index:
         if module is None or hops > _MAX_HOPS:
             return None
         first, _, rest = dotted.partition(".")
-        if f"{module}.{first}" in self.classes:
+        if f"{module}.{first}" in self.class_file:
             return self._canonical(f"{module}.{dotted}", hops)
-        imported = self.imports.get(path, {}).get(first)
+        imported = self._facts(path).imports.get(first)
         if imported is not None:
             target = self._absolute(path, imported)
             if target is None:
@@ -101,7 +161,7 @@ class Index:
 
     def _canonical(self, qualified: str, hops: int) -> str:
         """Follow re-exports inside the repository to where a class is defined."""
-        if qualified in self.classes:
+        if qualified in self.class_file:
             return qualified
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
@@ -123,11 +183,12 @@ class Index:
             qualified = f"{module}.{owner}.{ref.split('.', 1)[1]}" if owner else None
         else:
             qualified = self.resolve(path, ref) or f"{module}.{ref}"
-        found = self.factories.get(qualified) if qualified else None
-        if found is None:
+        made_in = self.factory_file.get(qualified) if qualified else None
+        if made_in is None or qualified is None:
             return None
-        made_in, made = found
-        return self.resolve(made_in, made)
+        function = qualified[len(self.module_of[made_in]) + 1 :]
+        made = self._facts(made_in).factories.get(function)
+        return self.resolve(made_in, made) if made else None
 
     def exception_info(self, qualname: str | None) -> ExceptionInfo:
         if qualname is None:
@@ -137,14 +198,14 @@ class Index:
         return self._memo[qualname]
 
     def _info(self, qualname: str) -> ExceptionInfo:
-        info = self.classes.get(qualname)
+        info = self.class_info(qualname)
         bases: list[str] = []
         init: ClassInfo | None = None
         current: str | None = qualname
         seen: set[str] = set()
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
-            cls = self.classes.get(current)
+            cls = self.class_info(current)
             if cls is None:
                 bases.extend(_builtin_ancestors(current))
                 break
@@ -171,7 +232,7 @@ class Index:
     def _is_exception(self, qualname: str, seen: set[str]) -> bool:
         if qualname.startswith("builtins."):
             return qualname[9:] in BUILTIN_EXCEPTIONS
-        cls = self.classes.get(qualname)
+        cls = self.class_info(qualname)
         if cls is None or qualname in seen or len(seen) > _MAX_HOPS:
             return False
         seen.add(qualname)

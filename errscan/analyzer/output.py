@@ -101,12 +101,22 @@ def write(scanned: Scanned, fmt: str, path: Path | None, stream: TextIO, version
 
 
 def write_chunks(chunks: Iterable[str], path: Path | None, stream: TextIO) -> None:
-    """Write to `stream`, or atomically to `path`: all of it, or the old file untouched."""
+    """Write to `stream`, or atomically to `path`: all of it, or the old file untouched.
+
+    A path that is a device or a pipe (`-o /dev/stdout`, `-o /dev/null`) is written to as
+    it is, never replaced; a symbolic link is followed to the file it names.
+    """
     if path is None:
         for chunk in chunks:
             stream.write(chunk)
         stream.flush()
         return
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8", newline="\n") as special:
+            for chunk in chunks:
+                special.write(chunk)
+        return
+    path = path.resolve() if path.is_symlink() else path
     check_writable(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -34,21 +34,22 @@ def prepare(
     jobs: int,
     radius: int,
     progress: Callable[[int, int], None] | None,
-) -> dict[str, FileSummary]:
+    register: Callable[[str, FileSummary], None],
+) -> None:
     """First pass: give every file a stored result (scanning those the cache lacks, or
-    holds unreadable), and return each file's summary for the whole-scan stage."""
+    holds unreadable), and hand each file's summary to `register`."""
     stored = results.has_many([entry.sha for entry in entries])
-    summaries: dict[str, FileSummary] = {}
-    todo: list[BlobEntry] = []
+    summarized: set[str] = set()
     for start in range(0, len(entries), _CHUNK):
         chunk = [entry for entry in entries[start : start + _CHUNK] if entry.sha in stored]
         found = results.get_many([entry.sha for entry in chunk], column="summary")
         for entry in chunk:
             facts = cache.decode_summary(found[entry.sha]) if entry.sha in found else None
             if facts is not None:
-                summaries[entry.path] = facts
-    todo = [entry for entry in entries if entry.path not in summaries]
-    done = len(summaries)
+                register(entry.path, facts)
+                summarized.add(entry.path)
+    todo = [entry for entry in entries if entry.path not in summarized]
+    done = len(summarized)
     if progress is not None:
         progress(done, len(entries))
     size = sum(entry.size for entry in todo)
@@ -59,7 +60,7 @@ def prepare(
         for source_file, encoded in scanner.encoded(read(todo)):
             facts = cache.decode_summary(encoded[1])
             assert facts is not None  # just encoded by scan_file
-            summaries[source_file.path] = facts
+            register(source_file.path, facts)
             fresh.append((source_file.sha, encoded))
             if len(fresh) >= 200:
                 results.put_many(fresh)
@@ -68,7 +69,6 @@ def prepare(
             if progress is not None:
                 progress(done, len(entries))
     results.put_many(fresh)
-    return summaries
 
 
 def stored(

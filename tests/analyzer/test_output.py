@@ -64,3 +64,21 @@ def test_output_keeps_the_existing_file_mode(basic_repo: Path, tmp_path: Path) -
     target.chmod(0o640)
     output.write(errscan.extract(str(basic_repo)), "json", target, None, "test")  # type: ignore[arg-type]
     assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_devices_are_written_to_never_replaced(basic_repo: Path) -> None:
+    result = errscan.extract(str(basic_repo))
+    before = os.stat(os.devnull)
+    output.write(result, "jsonl", Path(os.devnull), None, "test")  # type: ignore[arg-type]
+    after = os.stat(os.devnull)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+
+
+def test_symlinked_output_writes_the_target(basic_repo: Path, tmp_path: Path) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_text("old")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    output.write(errscan.extract(str(basic_repo)), "jsonl", link, None, "test")  # type: ignore[arg-type]
+    assert link.is_symlink()
+    assert target.read_text().startswith('{"args"')
