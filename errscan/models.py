@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
+_S = TypeVar("_S", bound="Site")
 SITE_KINDS = ("raise", "reraise", "assert", "exit", "warning")
 MESSAGE_SOURCES = (
     "literal", "fstring", "percent", "format", "concat", "variable", "constant",
@@ -13,9 +14,12 @@ MESSAGE_SOURCES = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class MessagePart:
-    """One piece of a message template: literal `text`, or a runtime `expr`."""
+class MessagePart(NamedTuple):
+    """One piece of a message template: literal `text`, or a runtime `expr`.
+
+    A named tuple rather than a dataclass: a large scan builds hundreds of thousands of
+    them from the cache, and a tuple is built several times faster; it is as immutable.
+    """
 
     text: str | None = None
     expr: str | None = None
@@ -75,6 +79,14 @@ class Site:
 
     def sort_key(self) -> tuple[str, int, int]:
         return (self.file, self.line, self.col)
+
+    @classmethod
+    def build(cls: type[_S], fields: dict[str, Any]) -> _S:
+        """An instance from all its fields at once, without a frozen dataclass's
+        per-field __setattr__ (a fifth of a rescan's time, reading from the cache)."""
+        site = object.__new__(cls)
+        site.__dict__.update(fields)
+        return site
 
 
 @dataclass(frozen=True)

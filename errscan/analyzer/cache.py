@@ -31,19 +31,21 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
     data BLOB NOT NULL,
     summary BLOB NOT NULL,
+    names BLOB NOT NULL,
     size INTEGER NOT NULL,
     used REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_used ON results (used);
 """
-# A file's result: its sites (or error) and its summary, each as compact JSON.
-Encoded = tuple[bytes, bytes]
+# A file's result as compact JSON: its sites (or error), its summary, and the names of
+# the classes and factories it defines (all the first pass needs of an unchanged file).
+Encoded = tuple[bytes, bytes, bytes]
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
 
@@ -92,20 +94,9 @@ class ResultCache:
     def _key(self, sha: str) -> str:
         return f"{sha}:{self.digest}"
 
-    def has_many(self, shas: Sequence[str]) -> set[str]:
-        """The blob shas among `shas` that have an entry."""
-        found: set[str] = set()
-        keys = [self._key(sha) for sha in shas]
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key FROM results WHERE key IN ({marks})", chunk)
-            found.update(key.split(":", 1)[0] for (key,) in rows)
-        return found
-
     def get_many(self, shas: Sequence[str], column: str = "data") -> dict[str, bytes]:
         """Cached sites (or summaries) by blob sha, for the shas that have an entry."""
-        assert column in ("data", "summary")
+        assert column in ("data", "summary", "names", "key")
         found: dict[str, bytes] = {}
         keys = [self._key(sha) for sha in shas]
         for start in range(0, len(keys), _CHUNK):
@@ -123,25 +114,28 @@ class ResultCache:
         return decode_summary(found[sha]) if sha in found else None
 
     def _touch(self, keys: list[str]) -> None:
+        """Mark entries used, for pruning; those marked within the hour are left as they
+        are, so a rescan soon after another writes nothing."""
         now = time.time()
         with contextlib.suppress(sqlite3.OperationalError), self._db:
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 self._db.execute(
-                    f"UPDATE results SET used = ? WHERE key IN ({marks})", [now, *chunk]
+                    f"UPDATE results SET used = ? WHERE key IN ({marks}) AND used < ?",
+                    [now, *chunk, now - 3600],
                 )
 
     def put_many(self, entries: Iterable[tuple[str, Encoded]]) -> None:
         now = time.time()
         rows = [
-            (self._key(sha), data, summary, len(data) + len(summary), now)
-            for sha, (data, summary) in entries
+            (self._key(sha), data, summary, names, len(data) + len(summary) + len(names), now)
+            for sha, (data, summary, names) in entries
         ]
         if not rows:
             return
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def info(self) -> CacheInfo:
         count, size = self._db.execute(
@@ -211,7 +205,9 @@ def encode(result: FileResult) -> Encoded:
         data = json.dumps({"error": result.error.reason}).encode()
     else:
         data = json.dumps({"sites": [_site_row(site) for site in result.sites]}).encode()
-    return data, json.dumps(_summary_row(result.summary)).encode()
+    summary = result.summary
+    names = [[c.qualname for c in summary.classes], [f for f, _ in summary.factories]]
+    return data, json.dumps(_summary_row(summary)).encode(), json.dumps(names).encode()
 
 
 def decode(data: bytes, path: str) -> FileResult | None:
@@ -222,6 +218,15 @@ def decode(data: bytes, path: str) -> FileResult | None:
             return FileResult(path, error=FileError(path, str(value["error"])))
         return FileResult(path, sites=tuple(_site(row, path) for row in value["sites"]))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+def decode_names(data: bytes) -> tuple[list[str], list[str]] | None:
+    """The classes and factories a file defines, by qualname."""
+    try:
+        classes, factories = json.loads(data)
+        return [str(c) for c in classes], [str(f) for f in factories]
+    except (ValueError, TypeError):
         return None
 
 
@@ -254,7 +259,7 @@ def _part_rows(parts: tuple[MessagePart, ...]) -> list[list[str | None]]:
 
 
 def _parts(rows: list[list[str | None]]) -> tuple[MessagePart, ...]:
-    return tuple(MessagePart(*row) for row in rows)
+    return tuple(map(MessagePart._make, rows))
 
 
 def _site_row(site: Site) -> list[Any]:
@@ -271,23 +276,25 @@ def _site_row(site: Site) -> list[Any]:
 def _site(row: list[Any], path: str) -> Site:
     (kind, exception, message, parts, source, candidates, args, cause, reraises, line,
      end_line, col, function, ctx, message_expr, exception_ref, call_args) = row  # fmt: skip
-    return Site(
-        kind=kind,
-        exception=exception,
-        message=message,
-        message_parts=_parts(parts),
-        message_source=source,
-        message_candidates=tuple(candidates),
-        args=tuple(args),
-        cause=cause,
-        reraises=tuple(reraises),
-        file=path,
-        line=line,
-        end_line=end_line,
-        col=col,
-        function=function,
-        context=Context(*ctx),
-        message_expr=message_expr,
-        exception_ref=exception_ref,
-        call_args=tuple((keyword, text) for keyword, text in call_args),
+    return Site.build(
+        {
+            "kind": kind,
+            "exception": exception,
+            "message": message,
+            "message_parts": _parts(parts),
+            "message_source": source,
+            "message_candidates": tuple(candidates),
+            "args": tuple(args),
+            "cause": cause,
+            "reraises": tuple(reraises),
+            "file": path,
+            "line": line,
+            "end_line": end_line,
+            "col": col,
+            "function": function,
+            "context": Context(*ctx),
+            "message_expr": message_expr,
+            "exception_ref": exception_ref,
+            "call_args": tuple(map(tuple, call_args)),
+        }
     )

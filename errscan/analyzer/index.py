@@ -74,24 +74,26 @@ class Index:
         self._load = load
         self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
         self._memo: dict[str, ExceptionInfo] = {}
+        self._resolved: dict[tuple[str, str], str | None] = {}
 
     @classmethod
     def of(cls, summaries: Mapping[str, FileSummary]) -> Index:
         """An index over summaries held in memory (one file, or a test)."""
         index = cls(list(summaries), summaries.get)
         for path, summary in summaries.items():
-            index.register(path, summary)
+            classes = [c.qualname for c in summary.classes]
+            index.register(path, classes, [f for f, _ in summary.factories])
         return index
 
-    def register(self, path: str, summary: FileSummary) -> None:
+    def register(self, path: str, classes: Sequence[str], factories: Sequence[str]) -> None:
         """Note the classes and factories a file defines (the first pass calls this)."""
         module = self.module_of.get(path)
         if module is None:
             return
         stub = path.endswith(".pyi")
-        for info in summary.classes:
-            self._claim(self.class_file, f"{module}.{info.qualname}", path, stub)
-        for function, _made in summary.factories:
+        for qualname in classes:
+            self._claim(self.class_file, f"{module}.{qualname}", path, stub)
+        for function in factories:
             self._claim(self.factory_file, f"{module}.{function}", path, stub)
 
     @staticmethod
@@ -109,7 +111,9 @@ class Index:
         if facts is not None:
             self._facts_cache.move_to_end(path)
             return facts
-        summary = self._load(path) or FileSummary()
+        return self._remember(path, self._load(path) or FileSummary())
+
+    def _remember(self, path: str, summary: FileSummary) -> _FileFacts:
         facts = _FileFacts(
             imports={i.local: i for i in summary.imports},
             classes={c.qualname: c for c in summary.classes},
@@ -128,6 +132,14 @@ class Index:
 
     def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
         """The fully qualified name `dotted`, as written in file `path`, refers to."""
+        if hops == 0:
+            key = (path, dotted)
+            if key not in self._resolved:
+                self._resolved[key] = self._resolve(path, dotted, 0)
+            return self._resolved[key]
+        return self._resolve(path, dotted, hops)
+
+    def _resolve(self, path: str, dotted: str, hops: int) -> str | None:
         module = self.module_of.get(path)
         if module is None or hops > _MAX_HOPS:
             return None

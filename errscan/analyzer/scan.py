@@ -15,7 +15,7 @@ from errscan.analyzer import cache
 from errscan.analyzer.files import BlobEntry, SourceFile
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
-from errscan.models import FileError, FileResult, FileSummary
+from errscan.models import FileError, FileResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -34,19 +34,18 @@ def prepare(
     jobs: int,
     radius: int,
     progress: Callable[[int, int], None] | None,
-    register: Callable[[str, FileSummary], None],
+    register: Callable[[str, list[str], list[str]], None],
 ) -> None:
     """First pass: give every file a stored result (scanning those the cache lacks, or
-    holds unreadable), and hand each file's summary to `register`."""
-    stored = results.has_many([entry.sha for entry in entries])
+    holds unreadable), and hand `register` the classes and factories each file defines."""
     summarized: set[str] = set()
     for start in range(0, len(entries), _CHUNK):
-        chunk = [entry for entry in entries[start : start + _CHUNK] if entry.sha in stored]
-        found = results.get_many([entry.sha for entry in chunk], column="summary")
+        chunk = entries[start : start + _CHUNK]
+        found = results.get_many([entry.sha for entry in chunk], column="names")
         for entry in chunk:
-            facts = cache.decode_summary(found[entry.sha]) if entry.sha in found else None
-            if facts is not None:
-                register(entry.path, facts)
+            names = cache.decode_names(found[entry.sha]) if entry.sha in found else None
+            if names is not None:
+                register(entry.path, *names)
                 summarized.add(entry.path)
     todo = [entry for entry in entries if entry.path not in summarized]
     done = len(summarized)
@@ -58,9 +57,9 @@ def prepare(
     fresh: list[tuple[str, cache.Encoded]] = []
     with Scanner(workers, radius) as scanner:
         for source_file, encoded in scanner.encoded(read(todo)):
-            facts = cache.decode_summary(encoded[1])
-            assert facts is not None  # just encoded by scan_file
-            register(source_file.path, facts)
+            names = cache.decode_names(encoded[2])
+            assert names is not None  # just encoded by scan_file
+            register(source_file.path, *names)
             fresh.append((source_file.sha, encoded))
             if len(fresh) >= 200:
                 results.put_many(fresh)

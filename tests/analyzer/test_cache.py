@@ -192,7 +192,8 @@ def test_encode_decode_round_trip() -> None:
         'def f():\n    raise E(f"a {b!r:>3}", c) from d\n'
     )
     result = scan.scan_file("m.py", code, 3)
-    data, summary = cache.encode(result)
+    data, summary, names = cache.encode(result)
+    assert cache.decode_names(names) == (["C"], ["f"])
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites
     assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
