@@ -13,13 +13,26 @@ other file. Only that file pays for LibCST, which is imported on first need.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _QUOTES = ('"', "'", '"""', "'''")
 
 
+# LibCST's native parser overflows its stack on deep nesting (2,000 parentheses crash
+# the process); CPython itself refuses more than 200 open brackets and 100 indentation
+# levels, so no valid file is turned away by these bounds.
+_MAX_BRACKETS = 200
+_MAX_INDENT = 100 * 8
+_MAX_BYTES = 2 << 20
+_BRACKET = re.compile(r"[()\[\]{}]")
+_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+
+
 def downlevel(text: str) -> str | None:
     """`text` rewritten for this interpreter's `ast`, or None where LibCST cannot read it."""
+    if len(text) > _MAX_BYTES or _too_deep(text):
+        return None
     import libcst as cst
 
     try:
@@ -32,6 +45,15 @@ def downlevel(text: str) -> str | None:
         return None
     code: str = rewritten.code
     return code
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for match in _BRACKET.finditer(text):
+        depth += 1 if match.group() in "([{" else -1
+        if depth > _MAX_BRACKETS:
+            return True
+    return any(len(m.group().expandtabs(8)) > _MAX_INDENT for m in _INDENT.finditer(text))
 
 
 def _make_transformer(cst: Any) -> Any:

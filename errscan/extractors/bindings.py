@@ -12,6 +12,7 @@ module- and class-level constants.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Sequence
 from typing import cast
 
@@ -25,10 +26,51 @@ _TRY: tuple[type[ast.stmt], ...] = tuple(
 )
 
 
-def reaching(body: Sequence[ast.stmt], target: ast.stmt, name: str) -> list[Chain] | None:
+class Prefixes:
+    """For one file: the states of a name after each statement of a function body,
+    computed once and shared by every site in that body (a module of thousands of
+    raises would otherwise walk its body once per raise)."""
+
+    def __init__(self) -> None:
+        self._after: dict[tuple[int, str], list[States]] = {}
+        self._starts: dict[int, list[tuple[int, int]]] = {}
+
+    def holder(self, body: Sequence[ast.stmt], target: ast.stmt) -> int | None:
+        """The index of the statement of `body` that is or holds `target`."""
+        starts = self._starts.get(id(body))
+        if starts is None:
+            starts = self._starts[id(body)] = [(s.lineno, s.col_offset) for s in body]
+        index = bisect.bisect_right(starts, (target.lineno, target.col_offset)) - 1
+        if index >= 0 and (body[index] is target or _contains(body[index], target)):
+            return index
+        return None
+
+    def before(self, body: Sequence[ast.stmt], index: int, name: str) -> States:
+        """The states just before body[index], for a walk from the body's start."""
+        after = self._after.setdefault((id(body), name), [])
+        flow = _Flow(_NOWHERE, name)
+        while len(after) < index:
+            previous = after[-1] if after else []
+            after.append(flow._after(body[len(after)], previous))
+        return after[index - 1] if index else []
+
+
+_NOWHERE = ast.Pass(lineno=0, col_offset=0, end_lineno=0, end_col_offset=0)
+
+
+def reaching(
+    body: Sequence[ast.stmt], target: ast.stmt, name: str, prefixes: Prefixes | None = None
+) -> list[Chain] | None:
     """The value chains of `name` that may reach `target`, in source order of their first
     assignment; None where none does or one of them cannot be followed."""
-    states, found = _Flow(target, name).block(body, [])
+    flow = _Flow(target, name)
+    index = prefixes.holder(body, target) if prefixes is not None else None
+    if prefixes is None or index is None:
+        states, found = flow.block(body, [])
+    else:
+        start = prefixes.before(body, index, name)
+        holder = body[index]
+        states, found = (start, True) if holder is target else flow._into(holder, start)
     if not found or not states or any(state is None for state in states):
         return None
     return [state for state in states if state is not None]
@@ -202,7 +244,8 @@ def _single_assignments(body: Sequence[ast.stmt]) -> dict[str, ast.expr]:
         elif isinstance(stmt, ast.AugAssign):
             targets = [stmt.target]
         for target in targets:
-            for node in ast.walk(target):
+            names = [target] if isinstance(target, ast.Name) else ast.walk(target)
+            for node in names:
                 if isinstance(node, ast.Name):
                     counts[node.id] = counts.get(node.id, 0) + 1
                     if value is not None and node is target:

@@ -79,6 +79,7 @@ class _SiteReader:
         self.src = src
         self.radius = radius
         self.constants = constants
+        self.prefixes = bindings.Prefixes()
         self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
 
@@ -106,7 +107,7 @@ class _SiteReader:
         """`err = ValueError(...); ...; raise err`: the call that built what is raised."""
         if not isinstance(node.exc, ast.Name):
             return node.exc
-        chains = bindings.reaching(frame.body, node, node.exc.id)
+        chains = bindings.reaching(frame.body, node, node.exc.id, self.prefixes)
         if chains and len(chains) == 1 and len(chains[0]) == 1:
             built = chains[0][0]
             if isinstance(built, ast.Call):
@@ -150,7 +151,7 @@ class _SiteReader:
         reraises: tuple[str, ...] = (),
     ) -> Site:
         src = self.src
-        lookup = _Lookup(frame, node, self.constants, src)
+        lookup = _Lookup(frame, node, self.constants, self.prefixes)
         found, source, rest = self._message(thrown, lookup)
         line = node.lineno
         end_line = node.end_lineno or line
@@ -207,16 +208,21 @@ class _Lookup:
     """Names in a message: assignments in the site's function, then the file's constants."""
 
     def __init__(
-        self, frame: _Frame, stmt: ast.stmt, constants: bindings.Constants, src: Source
+        self,
+        frame: _Frame,
+        stmt: ast.stmt,
+        constants: bindings.Constants,
+        prefixes: bindings.Prefixes,
     ) -> None:
         self.frame = frame
         self.stmt = stmt
         self.constants = constants
+        self.prefixes = prefixes
         self._cache: dict[str, list[bindings.Chain] | None] = {}
 
     def local(self, name: str) -> list[bindings.Chain] | None:
         if name not in self._cache:
-            found = bindings.reaching(self.frame.body, self.stmt, name)
+            found = bindings.reaching(self.frame.body, self.stmt, name, self.prefixes)
             if found is not None:
                 found.sort(key=lambda chain: (chain[0].lineno, chain[0].col_offset))
             self._cache[name] = found
