@@ -99,9 +99,19 @@ class Scan:
             sha_of = {entry.path: entry.sha for entry in self._entries}
             index = Index(list(sha_of), lambda path: results.summary(sha_of[path]))
             scan_stage.prepare(
-                read, self._entries, results, jobs, opts.context, opts.progress, index.register
+                read,
+                self._entries,
+                results,
+                jobs,
+                opts.context,
+                opts.file_timeout,
+                opts.progress,
+                index.register,
             )
-            for result in scan_stage.stored(read, self._entries, results, opts.context):
+            stored = scan_stage.stored(
+                read, self._entries, results, opts.context, opts.file_timeout
+            )
+            for result in stored:
                 if result.error is not None:
                     self.file_errors.append(result.error)
                 url = self._source.url
@@ -116,6 +126,7 @@ class _Options:
     context: int
     cache_root: Path
     jobs: int | None
+    file_timeout: float | None
     use_cache: bool
     progress: Progress | None
     started: float
@@ -131,13 +142,15 @@ def scan(
     cache_dir: str | Path | None = None,
     repo_name: str | None = None,
     jobs: int | None = None,
+    file_timeout: float | None = 60.0,
     use_cache: bool = True,
     progress: Progress | None = None,
 ) -> Scan:
     """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
 
     Files whose blob was extracted before (in any repository) come from the result
-    cache; the rest are parsed in `jobs` processes (default: the number of CPUs).
+    cache; the rest are parsed in `jobs` processes (default: the number of CPUs), each
+    given `file_timeout` seconds before it becomes a file error.
     Raises InputError for bad input (unknown path or revision, network failure).
     """
     started = time.perf_counter()
@@ -148,7 +161,7 @@ def scan(
     handle = repo.open_repo(commit.git_dir)
     wanted = files.Filters(include_tests, tuple(include), tuple(exclude))
     entries = files.list_files(handle, commit.sha, wanted)
-    opts = _Options(wanted, context, cache_root, jobs, use_cache, progress, started)
+    opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started)
     return Scan(commit, entries, opts)
 
 
@@ -188,7 +201,8 @@ def export(
         return dataclasses.replace(stats, seconds=running.stats.seconds)
     with store.recorder(entry) as recorder:
         output.write_chunks(recorder.tee(output.render(running, fmt, __version__)), path, out)
-        recorder.stats = running.stats
+        if not any(error.transient for error in running.file_errors):
+            recorder.stats = running.stats  # an output with a time-out is not kept
     replay.prune(store, replay.DEFAULT_MAX_BYTES)
     return running.stats
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class ExtractOptions:
     cache_dir: Path | None
     repo_name: str | None
     jobs: int | None
+    file_timeout: float
     use_cache: bool
     quiet: bool
 
@@ -71,6 +73,9 @@ class ErrscanGroup(click.Group):
             ctx.exit(EXIT_INTERRUPTED)
         except errscan.InputError as exc:
             click.echo(f"errscan: error: {exc}", err=True)
+            ctx.exit(EXIT_INPUT)
+        except sqlite3.OperationalError as exc:  # locked or unreadable cache database
+            click.echo(f"errscan: error: cache database: {exc}", err=True)
             ctx.exit(EXIT_INPUT)
         except Exception as exc:
             if os.environ.get("ERRSCAN_DEBUG"):
@@ -130,6 +135,13 @@ def cli() -> None:
     type=click.IntRange(min=1),
     help="Worker processes [default: the number of CPUs].",
 )
+@click.option(
+    "--file-timeout",
+    type=click.FloatRange(min=0),
+    default=60,
+    show_default=True,
+    help="Seconds of work on one file before it becomes a file error (0: no limit).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def extract(
@@ -143,6 +155,7 @@ def extract(
     cache_dir: Path | None,
     repo_name: str | None,
     jobs: int | None,
+    file_timeout: float,
     no_cache: bool,
     quiet: bool,
 ) -> int:
@@ -162,6 +175,7 @@ def extract(
         cache_dir,
         repo_name,
         jobs,
+        file_timeout,
         not no_cache,
         quiet,
     )
@@ -184,6 +198,7 @@ def run_extract(options: ExtractOptions) -> int:
         cache_dir=options.cache_dir,
         repo_name=options.repo_name,
         jobs=options.jobs,
+        file_timeout=options.file_timeout or None,
         use_cache=options.use_cache,
         progress=bar,
     )

@@ -176,6 +176,8 @@ class FileError:
 
     file: str
     reason: str
+    # A failure of this run rather than of the file (a time limit): never cached.
+    transient: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "reason": self.reason}

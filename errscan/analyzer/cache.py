@@ -46,6 +46,7 @@ CREATE INDEX IF NOT EXISTS results_used ON results (used);
 # A file's result as compact JSON: its sites (or error), its summary, and the names of
 # the classes and factories it defines (all the first pass needs of an unchanged file).
 Encoded = tuple[bytes, bytes, bytes]
+_LOCK_WAIT = 15  # seconds to wait for another errscan's write before giving up
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
 
@@ -170,13 +171,13 @@ def _connect(path: Path) -> sqlite3.Connection:
         return _prepare(sqlite3.connect(":memory:", isolation_level=None))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return _prepare(sqlite3.connect(path, timeout=60, isolation_level=None))
+        return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             raise
         # not a database (a crash of another tool, a stray file): start a new one
         path.unlink(missing_ok=True)
-        return _prepare(sqlite3.connect(path, timeout=60, isolation_level=None))
+        return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
 
 
 def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
@@ -202,11 +203,14 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
 def encode(result: FileResult) -> Encoded:
     """A file's result as compact JSON, without its path: sites (or error), and summary."""
     if result.error is not None:
-        data = json.dumps({"error": result.error.reason}).encode()
+        error = {"error": result.error.reason, "transient": result.error.transient}
+        data = json.dumps(error).encode()
     else:
         data = json.dumps({"sites": [_site_row(site) for site in result.sites]}).encode()
     summary = result.summary
-    names = [[c.qualname for c in summary.classes], [f for f, _ in summary.factories]]
+    transient = result.error is not None and result.error.transient
+    classes = [c.qualname for c in summary.classes]
+    names = [classes, [f for f, _ in summary.factories], transient]
     return data, json.dumps(_summary_row(summary)).encode(), json.dumps(names).encode()
 
 
@@ -215,16 +219,20 @@ def decode(data: bytes, path: str) -> FileResult | None:
     try:
         value = json.loads(data)
         if "error" in value:
-            return FileResult(path, error=FileError(path, str(value["error"])))
+            transient = bool(value.get("transient"))
+            return FileResult(path, error=FileError(path, str(value["error"]), transient))
         return FileResult(path, sites=tuple(_site(row, path) for row in value["sites"]))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
 
 
 def decode_names(data: bytes) -> tuple[list[str], list[str]] | None:
-    """The classes and factories a file defines, by qualname."""
+    """The classes and factories a file defines, by qualname; None where the entry is
+    unreadable or a failure of its run (a time limit), to be scanned again."""
     try:
-        classes, factories = json.loads(data)
+        classes, factories, transient = json.loads(data)
+        if transient:
+            return None
         return [str(c) for c in classes], [str(f) for f in factories]
     except (ValueError, TypeError):
         return None

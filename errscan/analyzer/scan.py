@@ -6,7 +6,10 @@ cached one take the same path back (cache.decode) and the cache is filled on the
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -33,6 +36,7 @@ def prepare(
     results: cache.ResultCache,
     jobs: int,
     radius: int,
+    timeout: float | None,
     progress: Callable[[int, int], None] | None,
     register: Callable[[str, list[str], list[str]], None],
 ) -> None:
@@ -55,7 +59,7 @@ def prepare(
     workers = max(1, min(jobs, len(todo))) if size >= _POOL_MIN_BYTES else 1
     todo.sort(key=lambda entry: -entry.size)  # largest first: no straggler at the end
     fresh: list[tuple[str, cache.Encoded]] = []
-    with Scanner(workers, radius) as scanner:
+    with Scanner(workers, radius, timeout) as scanner:
         for source_file, encoded in scanner.encoded(read(todo)):
             names = cache.decode_names(encoded[2])
             assert names is not None  # just encoded by scan_file
@@ -71,7 +75,11 @@ def prepare(
 
 
 def stored(
-    read: Reader, entries: Sequence[BlobEntry], results: cache.ResultCache, radius: int
+    read: Reader,
+    entries: Sequence[BlobEntry],
+    results: cache.ResultCache,
+    radius: int,
+    timeout: float | None,
 ) -> Iterator[FileResult]:
     """Second pass: each file's result in path order, read back a chunk at a time, so
     memory holds one chunk whatever the repository's size."""
@@ -82,12 +90,33 @@ def stored(
             result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
             if result is None:  # pruned or damaged since the first pass: scan it again
                 source_file = next(read([entry]))
-                result = scan_file(entry.path, source_file.data, radius)
+                result = scan_file(entry.path, source_file.data, radius, timeout)
             yield result
 
 
-def scan_file(path: str, data: bytes | str, radius: int) -> FileResult:
-    """One file's sites, or the error that stopped it; never raises for bad input."""
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def scan_file(
+    path: str, data: bytes | str, radius: int, timeout: float | None = None
+) -> FileResult:
+    """One file's sites, or the error that stopped it; never raises for bad input.
+
+    `timeout`: seconds of work on the file before it becomes a (transient) file error.
+    The limit interrupts Python code, such as the extractors, not the C parser itself.
+    """
+    if isinstance(data, bytes) and data.startswith(_LFS_POINTER):
+        reason = "Git LFS pointer: the file's content is not in the repository"
+        return FileResult(path, error=FileError(path, reason))
+    try:
+        with _time_limit(timeout):
+            return _scan(path, data, radius)
+    except _TimedOut:
+        reason = f"timed out after {timeout:g} s"
+        return FileResult(path, error=FileError(path, reason, transient=True))
+
+
+def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
     parsed = parse(data, path)
     if isinstance(parsed, FileError):
         return FileResult(path, error=parsed)
@@ -100,15 +129,43 @@ def scan_file(path: str, data: bytes | str, radius: int) -> FileResult:
     return FileResult(path, sites=tuple(found), summary=facts)
 
 
+class _TimedOut(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise _TimedOut in this thread after `seconds` (main thread only; else no limit)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: the main process ends the scan, and a
+    # worker that also took the interrupt would only print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Syntax trees hold no reference cycles and die with their file: collecting
     # generations while they are built only costs time.
     gc.freeze()
     gc.set_threshold(200_000, 50, 100)
 
 
-def _scan_batch(batch: list[tuple[str, bytes]], radius: int) -> list[cache.Encoded]:
-    return [cache.encode(scan_file(path, data, radius)) for path, data in batch]
+def _scan_batch(
+    batch: list[tuple[str, bytes]], radius: int, timeout: float | None
+) -> list[cache.Encoded]:
+    return [cache.encode(scan_file(path, data, radius, timeout)) for path, data in batch]
 
 
 class Scanner:
@@ -118,8 +175,9 @@ class Scanner:
     sources at a time whatever the repository's size.
     """
 
-    def __init__(self, jobs: int, radius: int) -> None:
+    def __init__(self, jobs: int, radius: int, timeout: float | None = None) -> None:
         self.radius = radius
+        self.timeout = timeout
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         if jobs > 1:
@@ -146,7 +204,8 @@ class Scanner:
         """Each file with its encoded result, in input order."""
         if self._pool is None:
             for source_file in files:
-                data = _scan_batch([(source_file.path, source_file.data)], self.radius)[0]
+                work = [(source_file.path, source_file.data)]
+                data = _scan_batch(work, self.radius, self.timeout)[0]
                 yield _without_data(source_file), data
             return
         pending: deque[tuple[list[SourceFile], Future[list[cache.Encoded]]]] = deque()
@@ -155,7 +214,7 @@ class Scanner:
             pending.append(
                 (
                     [_without_data(f) for f in batch],
-                    self._pool.submit(_scan_batch, work, self.radius),
+                    self._pool.submit(_scan_batch, work, self.radius, self.timeout),
                 )
             )
             while len(pending) > 3 * self.jobs:

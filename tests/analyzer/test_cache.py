@@ -44,9 +44,9 @@ def test_only_changed_files_are_parsed(basic_repo: Path, monkeypatch: pytest.Mon
     parsed: list[str] = []
     original = scan.scan_file
 
-    def counting(path: str, data: bytes | str, radius: int) -> object:
+    def counting(path: str, data: bytes | str, radius: int, timeout: float | None) -> object:
         parsed.append(path)
-        return original(path, data, radius)
+        return original(path, data, radius, timeout)
 
     monkeypatch.setattr(scan, "scan_file", counting)
     result = errscan.extract(str(basic_repo))
