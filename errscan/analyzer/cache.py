@@ -170,28 +170,40 @@ def _connect(path: Path) -> sqlite3.Connection:
     if str(path) == ":memory:":
         return _prepare(sqlite3.connect(":memory:", isolation_level=None))
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
-    except sqlite3.DatabaseError as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            raise
-        # not a database (a crash of another tool, a stray file): start a new one
-        path.unlink(missing_ok=True)
-        return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
+    deadline = time.monotonic() + _LOCK_WAIT
+    replaced = False
+    while True:
+        try:
+            return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
+        except sqlite3.OperationalError as exc:
+            # switching to WAL or creating the table takes a lock that another errscan
+            # starting at the same moment may hold, and SQLite does not always wait for it
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+        except sqlite3.DatabaseError:
+            if replaced:
+                raise
+            # not a database (a crash of another tool, a stray file): start a new one
+            path.unlink(missing_ok=True)
+            replaced = True
 
 
 def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
-            # an older errscan's layout: its entries are keyed by its version and useless here
             db.execute("BEGIN IMMEDIATE")
-            db.execute("DROP TABLE IF EXISTS results")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            # asked again under the write lock: another errscan may have just made it
+            if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                # an older errscan's layout: keyed by its version, its entries are of no use
+                db.execute("DROP TABLE IF EXISTS results")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             db.execute("COMMIT")
     except sqlite3.Error:
         db.close()

@@ -161,10 +161,13 @@ def test_two_processes_share_one_cache(
                 "--context",
                 str(i % 2),
             ],  # two keys, each written by two processes at once
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i, out in enumerate(outputs)
     ]
-    assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
+    finished = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0, 0], finished
     assert outputs[0].read_bytes() == outputs[2].read_bytes()
     assert outputs[1].read_bytes() == outputs[3].read_bytes()
     again = tmp_path / "again.jsonl"
