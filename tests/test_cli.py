@@ -144,3 +144,34 @@ def test_python_dash_m_runs(basic_repo: Path) -> None:
     )
     assert done.returncode == 0
     assert len(done.stdout.splitlines()) == 30  # 29 records and one file error
+
+
+def test_output_under_a_file_is_one_line_and_exit_2(basic_repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, out, err = run("extract", str(basic_repo), "-o", str(blocker / "out.jsonl"))
+    assert (code, out) == (2, "")
+    assert err.startswith("errscan: error: output directory not found")
+
+
+def test_locked_cache_is_one_line_and_exit_2(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from errscan.analyzer import cache
+
+    assert run("extract", str(basic_repo), "-q")[0] == 0
+    monkeypatch.setattr(cache, "_LOCK_WAIT", 0.5)
+    holder = sqlite3.connect(_private_cache / "results.sqlite", isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        code, out, err = run("extract", str(basic_repo), "--context", "3")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (code, out) == (2, "")
+    assert "locked" in err and len(err.strip().splitlines()) == 1
+    assert time.monotonic() - started < 10

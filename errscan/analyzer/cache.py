@@ -238,14 +238,12 @@ def decode(data: bytes, path: str) -> FileResult | None:
         return None
 
 
-def decode_names(data: bytes) -> tuple[list[str], list[str]] | None:
-    """The classes and factories a file defines, by qualname; None where the entry is
-    unreadable or a failure of its run (a time limit), to be scanned again."""
+def decode_names(data: bytes) -> tuple[list[str], list[str], bool] | None:
+    """The classes and factories a file defines, by qualname, and whether the entry is a
+    failure of its run (a time limit) to be scanned again; None where it is unreadable."""
     try:
         classes, factories, transient = json.loads(data)
-        if transient:
-            return None
-        return [str(c) for c in classes], [str(f) for f in factories]
+        return [str(c) for c in classes], [str(f) for f in factories], bool(transient)
     except (ValueError, TypeError):
         return None
 

@@ -48,8 +48,8 @@ def prepare(
         found = results.get_many([entry.sha for entry in chunk], column="names")
         for entry in chunk:
             names = cache.decode_names(found[entry.sha]) if entry.sha in found else None
-            if names is not None:
-                register(entry.path, *names)
+            if names is not None and not names[2]:
+                register(entry.path, names[0], names[1])
                 summarized.add(entry.path)
     todo = [entry for entry in entries if entry.path not in summarized]
     done = len(summarized)
@@ -63,7 +63,7 @@ def prepare(
         for source_file, encoded in scanner.encoded(read(todo)):
             names = cache.decode_names(encoded[2])
             assert names is not None  # just encoded by scan_file
-            register(source_file.path, *names)
+            register(source_file.path, names[0], names[1])
             fresh.append((source_file.sha, encoded))
             if len(fresh) >= 200:
                 results.put_many(fresh)

@@ -196,7 +196,7 @@ def test_encode_decode_round_trip() -> None:
     )
     result = scan.scan_file("m.py", code, 3)
     data, summary, names = cache.encode(result)
-    assert cache.decode_names(names) == (["C"], ["f"])
+    assert cache.decode_names(names) == (["C"], ["f"], False)
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites
     assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
