@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
 import os
 import sys
 import time
@@ -19,8 +20,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from errscan.analyzer import cache, files, link, output, replay, repo
+from errscan.analyzer import lookup as lookup_stage
+from errscan.analyzer import page as page_stage
 from errscan.analyzer import scan as scan_stage
 from errscan.analyzer.index import Index
+from errscan.analyzer.related import Related, features
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
@@ -37,6 +41,10 @@ __all__ = [
     "export",
     "extract",
     "extract_source",
+    "find_record",
+    "load_records",
+    "lookup",
+    "page",
     "prune_cache",
     "scan",
 ]
@@ -108,6 +116,7 @@ class Scan:
                 opts.progress,
                 index.register,
             )
+            ranking = scan_stage.ranking(self._entries, results, self.repo)
             stored = scan_stage.stored(
                 read, self._entries, results, opts.context, opts.file_timeout
             )
@@ -115,7 +124,7 @@ class Scan:
                 if result.error is not None:
                     self.file_errors.append(result.error)
                 url = self._source.url
-                records = link.link(result.sites, self.repo, self.commit, url, index)
+                records = link.link(result.sites, self.repo, self.commit, url, index, ranking.of)
                 self.sites += len(records)
                 yield from records
 
@@ -222,6 +231,46 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
         results.close()
 
 
+def load_records(path: str | Path) -> list[ErrorRecord]:
+    """Records from a file errscan wrote: jsonl (file-error lines skipped) or json."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        if text.lstrip().startswith("{") and '"records"' in text[:4096] and "\n{" not in text:
+            rows = json.loads(text)["records"]
+        else:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [ErrorRecord.from_dict(row) for row in rows if "id" in row]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"not errscan output: {path}: {exc}") from exc
+
+
+def find_record(record_id: str, records: Sequence[ErrorRecord]) -> ErrorRecord:
+    """The record with this id, or the only one whose id starts with it."""
+    found = [r for r in records if r.id == record_id] or [
+        r for r in records if r.id.startswith(record_id.lower())
+    ]
+    if len(found) != 1 or len(record_id) < 4:
+        reason = "no record" if not found else "several records"
+        raise InputError(f"{reason} with id {record_id!r}")
+    return found[0]
+
+
+def page(record: ErrorRecord, records: Sequence[ErrorRecord], fmt: str = "markdown") -> str:
+    """The record as a knowledge-base page: Markdown, or standalone HTML."""
+    by_id = {r.id: r for r in records}
+    if fmt == "html":
+        return page_stage.html_page(record, by_id.get)
+    return page_stage.markdown(record, by_id.get)
+
+
+def lookup(text: str, records: Sequence[ErrorRecord]) -> list[lookup_stage.Match]:
+    """The records that could have produced a message, `Type: message` or traceback."""
+    return lookup_stage.lookup(text, records)
+
+
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
     """Where the cache is, and what it holds: per-file results and stored outputs."""
     root = _cache_root(cache_dir)
@@ -260,4 +309,9 @@ def extract_source(
     """The records of one file's source; a file that does not parse gives no records."""
     result = scan_stage.scan_file(path, code, context)
     index = Index.of({path: result.summary})
-    return link.link(result.sites, "", "", lambda _file, _line: None, index)
+    ranking = Related()
+    ordered = sorted(result.sites, key=lambda site: (site.line, site.col))
+    site_ids = link.ids("", path, (link.key_fields(site) for site in ordered))
+    for site, site_id in zip(ordered, site_ids, strict=True):
+        ranking.add(site_id, path, features(site))
+    return link.link(result.sites, "", "", lambda _file, _line: None, index, ranking.of)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import sys
@@ -210,6 +211,75 @@ def run_extract(options: ExtractOptions) -> int:
             f"{stats.file_errors} file errors, {stats.seconds:.2f}s",
             err=True,
         )
+    return EXIT_OK
+
+
+def _records(source: str | None, scan_target: str | None) -> list[errscan.ErrorRecord]:
+    if (source is None) == (scan_target is None):
+        raise errscan.InputError("give the records with --from FILE or --scan REPO@REV")
+    if source is not None:
+        return errscan.load_records(source)
+    assert scan_target is not None
+    return list(errscan.extract(scan_target).records)
+
+
+_FROM = click.option("--from", "source", metavar="FILE", help="Records errscan wrote (jsonl/json).")
+_SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO@REV for them.")
+
+
+@cli.command()
+@click.argument("record_id", metavar="ID")
+@_FROM
+@_SCAN
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "html"]),
+    default="markdown",
+    show_default=True,
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=Path),
+    help="Write the page here (atomically).",
+)
+def show(
+    record_id: str, source: str | None, scan_target: str | None, fmt: str, output_path: Path | None
+) -> int:
+    """Print the record ID as a knowledge-base page (ID may be a unique prefix)."""
+    records = _records(source, scan_target)
+    text = errscan.page(errscan.find_record(record_id, records), records, fmt)
+    output.write_chunks([text], output_path, sys.stdout)
+    return EXIT_OK
+
+
+@cli.command(name="lookup")
+@click.argument("text")
+@_FROM
+@_SCAN
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+def lookup_command(text: str, source: str | None, scan_target: str | None, as_json: bool) -> int:
+    """Find the records behind a message, `Type: message` or a traceback (- reads stdin)."""
+    records = _records(source, scan_target)
+    seen = sys.stdin.read() if text == "-" else text
+    matches = errscan.lookup(seen, records)
+    if as_json:
+        rows = [
+            {"id": m.record.id, "exception": m.record.exception, "file": m.record.file,
+             "line": m.record.line, "message": m.record.message, "match": m.kind,
+             "score": m.score}
+            for m in matches
+        ]  # fmt: skip
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    for m in matches:
+        r = m.record
+        score = "" if m.kind == "full" else f"  (close, {m.score:.2f})"
+        click.echo(f"{r.id}  {r.exception}  {r.file}:{r.line}  {r.message}{score}")
+    if not matches:
+        click.echo("no record matches", err=True)
     return EXIT_OK
 
 

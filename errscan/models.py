@@ -63,6 +63,9 @@ class Site:
     args: tuple[str, ...]
     cause: str | None
     reraises: tuple[str, ...]
+    guards: tuple[str, ...]
+    env_vars: tuple[str, ...]
+    trigger: str
     file: str
     line: int
     end_line: int
@@ -96,10 +99,28 @@ class ErrorRecord(Site):
     exception_qualname: str | None = None
     exception_bases: tuple[str, ...] = ()
     exception_doc: str | None = None
+    related: tuple[str, ...] = ()
     id: str = ""
     repo: str = ""
     commit: str = ""
     url: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ErrorRecord:
+        """A record back from its to_dict() form (a line of jsonl output)."""
+        fields = dict(data)
+        fields["message_parts"] = tuple(
+            MessagePart(p.get("text"), p.get("expr"), p.get("conversion"), p.get("format_spec"))
+            for p in data.get("message_parts", ())
+        )
+        fields["context"] = Context(**data["context"])
+        for name in ("message_candidates", "args", "reraises", "guards", "env_vars",
+                     "exception_bases", "related"):  # fmt: skip
+            fields[name] = tuple(data.get(name, ()))
+        fields.setdefault("message_expr", None)
+        fields.setdefault("exception_ref", None)
+        fields.setdefault("call_args", ())
+        return cls.build(fields)
 
     def to_dict(self) -> dict[str, Any]:
         context = self.context
@@ -119,6 +140,10 @@ class ErrorRecord(Site):
             "args": list(self.args),
             "cause": self.cause,
             "reraises": list(self.reraises),
+            "guards": list(self.guards),
+            "env_vars": list(self.env_vars),
+            "trigger": self.trigger,
+            "related": list(self.related),
             "file": self.file,
             "line": self.line,
             "end_line": self.end_line,

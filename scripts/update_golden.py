@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_golden import CASES, golden_text
+from tests.test_golden import CASES, golden_page, golden_text
 
 
 def main() -> int:
@@ -17,6 +17,9 @@ def main() -> int:
             path = Path(__file__).resolve().parent.parent / "fixtures" / "expected" / f"{case}.json"
             path.write_text(golden_text(case, Path(tmp)), encoding="utf-8")
             print(f"wrote {path}")
+        page = Path(__file__).resolve().parent.parent / "fixtures" / "expected" / "show_page.md"
+        page.write_text(golden_page(Path(tmp) / "page"), encoding="utf-8")
+        print(f"wrote {page}")
     return 0
 
 

@@ -8,10 +8,14 @@ from __future__ import annotations
 import os
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import errscan
+
+# hypothesmith compiles what it generates; Python's warnings about that code are not ours
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 EXAMPLES = int(os.environ.get("ERRSCAN_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(

@@ -14,17 +14,36 @@ from tests.support import EXPECTED, build_repo
 CASES = ("basic", "messages", "newsyntax")
 
 
-def golden_text(case: str, tmp: Path) -> str:
+def golden_result(case: str, tmp: Path) -> errscan.ScanResult:
     repo = build_repo(tmp / case, case)
-    result = errscan.extract(
+    return errscan.extract(
         f"{repo}@main", repo_name=f"errscan-fixtures/{case}", cache_dir=tmp / "cache"
     )
+
+
+def golden_text(case: str, tmp: Path) -> str:
     out = io.StringIO()
-    output.write(result, "json", None, out, errscan.__version__)
+    output.write(golden_result(case, tmp), "json", None, out, errscan.__version__)
     return out.getvalue()
+
+
+# The page `errscan show` makes of one record: the SGLang-shaped site of the basic fixture.
+PAGE = ("basic", "pkg/engine.py", 11)
+
+
+def golden_page(tmp: Path) -> str:
+    case, file, line = PAGE
+    records = golden_result(case, tmp).records
+    record = next(r for r in records if r.file == file and r.line == line)
+    return errscan.page(record, records)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_records(case: str, tmp_path: Path) -> None:
     expected = (EXPECTED / f"{case}.json").read_text(encoding="utf-8")
     assert golden_text(case, tmp_path) == expected, "run scripts/update_golden.py and review"
+
+
+def test_golden_show_page(tmp_path: Path) -> None:
+    expected = (EXPECTED / "show_page.md").read_text(encoding="utf-8")
+    assert golden_page(tmp_path) == expected, "run scripts/update_golden.py and review"

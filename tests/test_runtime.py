@@ -121,3 +121,43 @@ def test_cases_cover_every_message_form(fixture_package: ModuleType, tmp_path: P
     }  # fmt: skip
     assert expected <= sources
     assert inspect.ismodule(fixture_package)
+
+
+REQUIRED_LOOKUP_SHARE = 0.98
+
+
+def test_lookup_finds_the_record_behind_runtime_errors(
+    fixture_package: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = build_repo(tmp_path / "repo", "messages")
+    records = list(errscan.extract(str(repo)).records)
+    root = str(Path(fixture_package.__file__ or "").parent.parent)
+    cases = [obj for name, obj in sorted(vars(fixture_package).items()) if name.startswith("case_")]
+    tries: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    misses = []
+    for case in cases:
+        exc, path, line = trigger(case, root)
+        found = [r for r in records if r.file == path and r.line <= line <= r.end_line]
+        if not found:
+            found = [r for r in records if r.function == case.__name__ and r.kind == "reraise"]
+        record = found[0]
+        shown = "".join(traceback.format_exception(exc))
+        inputs = {"traceback": shown}
+        if record.message is not None:
+            inputs["message"] = str(exc)
+            inputs["typed"] = f"{type(exc).__name__}: {exc}"
+        for form, text in inputs.items():
+            tries[form] += 1
+            best = errscan.lookup(text, records)
+            if best and best[0].record.id == record.id:
+                hits[form] += 1
+            else:
+                misses.append(f"{case.__name__} ({form})")
+    share = sum(hits.values()) / sum(tries.values())
+    with capsys.disabled():
+        print("\nlookup of runtime errors: right record first")
+        for form in sorted(tries):
+            print(f"  {form:<10} {hits[form]}/{tries[form]}")
+        print(f"  all        {sum(hits.values())}/{sum(tries.values())} ({share:.1%})")
+    assert share >= REQUIRED_LOOKUP_SHARE, misses

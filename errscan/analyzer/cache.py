@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from errscan.analyzer import related
+from errscan.analyzer.link import key_fields
 from errscan.errors import InputError
 from errscan.models import (
     ClassInfo,
@@ -31,21 +33,23 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 3
+_SCHEMA_VERSION = 5
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
     data BLOB NOT NULL,
     summary BLOB NOT NULL,
     names BLOB NOT NULL,
+    features BLOB NOT NULL,
     size INTEGER NOT NULL,
     used REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_used ON results (used);
 """
-# A file's result as compact JSON: its sites (or error), its summary, and the names of
-# the classes and factories it defines (all the first pass needs of an unchanged file).
-Encoded = tuple[bytes, bytes, bytes]
+# A file's result as compact JSON: its sites (or error), its summary, the names of the
+# classes and factories it defines (all the first pass needs of an unchanged file), and
+# each site's id key and ranking features (all that related errors need).
+Encoded = tuple[bytes, bytes, bytes, bytes]
 _LOCK_WAIT = 15  # seconds to wait for another errscan's write before giving up
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
@@ -97,7 +101,7 @@ class ResultCache:
 
     def get_many(self, shas: Sequence[str], column: str = "data") -> dict[str, bytes]:
         """Cached sites (or summaries) by blob sha, for the shas that have an entry."""
-        assert column in ("data", "summary", "names", "key")
+        assert column in ("data", "summary", "names", "features", "key")
         found: dict[str, bytes] = {}
         keys = [self._key(sha) for sha in shas]
         for start in range(0, len(keys), _CHUNK):
@@ -129,14 +133,13 @@ class ResultCache:
 
     def put_many(self, entries: Iterable[tuple[str, Encoded]]) -> None:
         now = time.time()
-        rows = [
-            (self._key(sha), data, summary, names, len(data) + len(summary) + len(names), now)
-            for sha, (data, summary, names) in entries
-        ]
+        rows = [(self._key(sha), *encoded, sum(map(len, encoded)), now) for sha, encoded in entries]
         if not rows:
             return
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+            )
 
     def info(self) -> CacheInfo:
         count, size = self._db.execute(
@@ -223,7 +226,22 @@ def encode(result: FileResult) -> Encoded:
     transient = result.error is not None and result.error.transient
     classes = [c.qualname for c in summary.classes]
     names = [classes, [f for f, _ in summary.factories], transient]
-    return data, json.dumps(_summary_row(summary)).encode(), json.dumps(names).encode()
+    sites = sorted(result.sites, key=Site.sort_key)
+    features = [[key_fields(site), related.features(site)] for site in sites]
+    return (
+        data,
+        json.dumps(_summary_row(summary)).encode(),
+        json.dumps(names).encode(),
+        json.dumps(features).encode(),
+    )
+
+
+def decode_features(data: bytes) -> list[tuple[list[str], list[object]]] | None:
+    """Each site's id key fields and ranking features, in (line, col) order."""
+    try:
+        return [(list(key), list(feature)) for key, feature in json.loads(data)]
+    except (ValueError, TypeError):
+        return None
 
 
 def decode(data: bytes, path: str) -> FileResult | None:
@@ -285,15 +303,17 @@ def _site_row(site: Site) -> list[Any]:
     return [
         site.kind, site.exception, site.message, _part_rows(site.message_parts),
         site.message_source, list(site.message_candidates), list(site.args), site.cause,
-        list(site.reraises), site.line, site.end_line, site.col, site.function,
+        list(site.reraises), list(site.guards), list(site.env_vars), site.trigger,
+        site.line, site.end_line, site.col, site.function,
         [ctx.start_line, ctx.end_line, ctx.code], site.message_expr, site.exception_ref,
         [list(arg) for arg in site.call_args],
     ]  # fmt: skip
 
 
 def _site(row: list[Any], path: str) -> Site:
-    (kind, exception, message, parts, source, candidates, args, cause, reraises, line,
-     end_line, col, function, ctx, message_expr, exception_ref, call_args) = row  # fmt: skip
+    (kind, exception, message, parts, source, candidates, args, cause, reraises, conditions,
+     env_vars, trigger, line, end_line, col, function, ctx, message_expr, exception_ref,
+     call_args) = row  # fmt: skip
     return Site.build(
         {
             "kind": kind,
@@ -305,6 +325,9 @@ def _site(row: list[Any], path: str) -> Site:
             "args": tuple(args),
             "cause": cause,
             "reraises": tuple(reraises),
+            "guards": tuple(conditions),
+            "env_vars": tuple(env_vars),
+            "trigger": trigger,
             "file": path,
             "line": line,
             "end_line": end_line,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors.message import inline, merge
@@ -12,15 +12,28 @@ from errscan.models import ErrorRecord, MessagePart, Site
 LinkFor = Callable[[str, int], "str | None"]
 
 
-def site_key(repo: str, site: Site) -> str:
-    """What a site's id is made of: never its line, so moving code keeps the id.
-
-    Repository, file, enclosing function, kind, exception and message template; where
-    the message is unresolved, the message argument's source text stands in for it.
-    """
+def key_fields(site: Site) -> list[str]:
+    """What a site's id is made of besides repository and file: never its line, so moving
+    code keeps the id. Enclosing function, kind, exception and message template; where the
+    message is unresolved, the message argument's source text stands in for it."""
     message = site.message if site.message is not None else f"<expr>{site.message_expr or ''}"
-    fields = (repo, site.file, site.function, site.kind, site.exception or "", message)
-    return "\x1f".join(fields)
+    return [site.function, site.kind, site.exception or "", message]
+
+
+def site_key(repo: str, file: str, fields: Sequence[str]) -> str:
+    return "\x1f".join((repo, file, *fields))
+
+
+def ids(repo: str, file: str, keys: Iterable[Sequence[str]]) -> list[str]:
+    """The ids of one file's sites, given their key fields in (line, col) order."""
+    seen: dict[str, int] = {}
+    out = []
+    for fields in keys:
+        key = site_key(repo, file, fields)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        out.append(record_id(key, occurrence))
+    return out
 
 
 def record_id(key: str, occurrence: int) -> str:
@@ -30,16 +43,19 @@ def record_id(key: str, occurrence: int) -> str:
 
 
 def link(
-    sites: Iterable[Site], repo: str, commit: str, url_for: LinkFor, index: Index
+    sites: Iterable[Site],
+    repo: str,
+    commit: str,
+    url_for: LinkFor,
+    index: Index,
+    related: Callable[[str], tuple[str, ...]] = lambda _id: (),
 ) -> list[ErrorRecord]:
-    """Records in (file, line, col) order, each with its id, resolved exception and URL."""
+    """One file's records in (line, col) order, each with its id, resolved exception,
+    related records and URL."""
     ordered = sorted(sites, key=Site.sort_key)
-    seen: dict[str, int] = {}
     records = []
-    for site in ordered:
-        key = site_key(repo, site)
-        occurrence = seen.get(key, 0)
-        seen[key] = occurrence + 1
+    site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
+    for site, site_id in zip(ordered, site_ids, strict=True):
         info = index.exception_info(_qualname(site, index))
         composed = (
             _composed(site, info.init.init_params, info.init.init_parts) if info.init else None
@@ -49,7 +65,8 @@ def link(
             "exception_qualname": info.qualname,
             "exception_bases": info.bases,
             "exception_doc": info.doc,
-            "id": record_id(key, occurrence),
+            "id": site_id,
+            "related": related(site_id),
             "repo": repo,
             "commit": commit,
             "url": url_for(site.file, site.line),

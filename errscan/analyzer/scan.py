@@ -14,9 +14,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from errscan.analyzer import cache
+from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, SourceFile
 from errscan.analyzer.parse import parse
+from errscan.analyzer.related import Related
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
 
@@ -72,6 +73,22 @@ def prepare(
             if progress is not None:
                 progress(done, len(entries))
     results.put_many(fresh)
+
+
+def ranking(entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str) -> Related:
+    """Every site's id and ranking features, read from the cache, for related errors."""
+    found = Related()
+    for start in range(0, len(entries), _CHUNK):
+        chunk = entries[start : start + _CHUNK]
+        stored = results.get_many([entry.sha for entry in chunk], column="features")
+        for entry in chunk:
+            decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
+            if not decoded:
+                continue
+            site_ids = link.ids(repo, entry.path, (key for key, _ in decoded))
+            for site_id, (_, feature) in zip(site_ids, decoded, strict=True):
+                found.add(site_id, entry.path, feature)
+    return found
 
 
 def stored(

@@ -8,10 +8,20 @@ def load(path):
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from errscan.extractors import bindings, context, exception, message, scope
+from errscan.extractors import (
+    bindings,
+    context,
+    environment,
+    exception,
+    guards,
+    message,
+    scope,
+    trigger,
+)
 from errscan.extractors.source import Source
 from errscan.models import Import, Site
 
@@ -24,12 +34,15 @@ Handlers = tuple[ast.ExceptHandler, ...]
 
 @dataclass(frozen=True)
 class _Frame:
-    """Where a statement stands: its scope, its function's body, the class around it."""
+    """Where a statement stands: its scope, its function's body, the class around it,
+    the except clauses and the path of statements that lead to it in its function."""
 
     scope: scope.Scope
     body: Sequence[ast.stmt]
     cls: str | None  # qualname of the class whose method (or body) this is
     handlers: Handlers
+    path: tuple[guards.Step, ...] = ()
+    is_property: bool = False
 
 
 def extract(
@@ -60,16 +73,32 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
             continue
         inner = frame
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            inner = _Frame(scope.enter(frame.scope, node), node.body, frame.cls, ())
+            names = scope.enter(frame.scope, node)
+            inner = _Frame(names, node.body, frame.cls, (), (), _is_property(node))
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, scope.qualname(names), ())
         elif isinstance(node, ast.ExceptHandler):
-            inner = _Frame(frame.scope, frame.body, frame.cls, (*frame.handlers, node))
+            inner = dataclasses.replace(frame, handlers=(*frame.handlers, node))
+        entered = not isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef)
+        entered = entered and not isinstance(node, ast.ClassDef)
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
-                stack.extend((child, inner) for child in reversed(children))
+                child_frame = inner
+                if entered:
+                    child_frame = dataclasses.replace(inner, path=(*inner.path, (node, field)))
+                stack.extend((child, child_frame) for child in reversed(children))
+
+
+def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        name = (
+            decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
+        )
+        if name in ("property", "cached_property", "setter", "getter"):
+            return True
+    return False
 
 
 class _SiteReader:
@@ -80,6 +109,7 @@ class _SiteReader:
         self.radius = radius
         self.constants = constants
         self.prefixes = bindings.Prefixes()
+        self.module = _module_name(src.path)
         self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
 
@@ -157,6 +187,15 @@ class _SiteReader:
         end_line = node.end_lineno or line
         cause = getattr(node, "cause", None)
         factory = thrown.factory and source not in ("none", "unresolved")
+        conditions = guards.guards(frame.path, node, src)
+        call = node.exc if isinstance(node, ast.Raise) else getattr(node, "value", None)
+        looked_at = [*guards.conditions(frame.path, node), *([call] if call else [])]
+        env_vars = environment.read_in(looked_at)
+        text = found[0].text if found else None
+        for name in environment.mentioned(text, src.lines, range(line, end_line + 1)):
+            if name not in env_vars:
+                env_vars.append(name)
+        function = scope.qualname(frame.scope)
         return Site(
             kind=kind,
             exception=thrown.exception,
@@ -167,11 +206,16 @@ class _SiteReader:
             args=rest,
             cause=src.expression(cause) if cause is not None else None,
             reraises=reraises,
+            guards=conditions,
+            env_vars=tuple(env_vars),
+            trigger=trigger.sentence(
+                kind, function, self.module, conditions, env_vars, frame.is_property
+            ),
             file=src.path,
             line=line,
             end_line=end_line,
             col=src.column(line, node.col_offset),
-            function=scope.qualname(frame.scope),
+            function=function,
             context=context.around(src, line, end_line, self.radius),
             message_expr=src.expression(thrown.message) if thrown.message is not None else None,
             exception_ref=ref if ref is not None else thrown.exception,
@@ -240,6 +284,14 @@ class _Lookup:
             return self.constants.attribute(self.frame.cls, node.attr)
         # case: Class.NAME, a class of this file
         return self.constants.attribute(owner, node.attr)
+
+
+def _module_name(path: str) -> str:
+    """pkg/sub/mod.py -> pkg.sub.mod; pkg/__init__.py -> pkg."""
+    parts = path.rsplit(".", 1)[0].split("/")
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def _reraised(node: ast.Raise, handlers: Handlers) -> tuple[str, ...] | None:

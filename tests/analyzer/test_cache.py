@@ -195,7 +195,9 @@ def test_encode_decode_round_trip() -> None:
         'def f():\n    raise E(f"a {b!r:>3}", c) from d\n'
     )
     result = scan.scan_file("m.py", code, 3)
-    data, summary, names = cache.encode(result)
+    data, summary, names, features = cache.encode(result)
+    ((key, feature),) = cache.decode_features(features) or []
+    assert key == ["f", "raise", "E", "a {b!r:>3}"] and feature[0] == "f"
     assert cache.decode_names(names) == (["C"], ["f"], False)
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites

@@ -1,0 +1,151 @@
+"""What a user saw -> the records that could have produced it, best first.
+
+    lookup("ValueError: bad name 'x'", records)
+        ->  [Match(record with template "bad name {name!r}", "full", ...), ...]
+
+The input is a bare message, `Type: message`, or a whole pasted traceback (its last
+exception line, and its `File "...", line N` frames). Full matches come first: templates
+whose literal parts match in full, a site named by a frame before the rest, then the
+longest literal coverage; then close matches by similarity, with their score.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from errscan.analyzer.index import BUILTIN_EXCEPTIONS
+from errscan.models import ErrorRecord
+
+_FRAME = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S+))?', re.MULTILINE
+)
+_TYPED = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): ?(?P<message>.*)$", re.DOTALL)
+_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+_CLOSE_LIMIT = 5
+_CLOSE_FLOOR = 0.5
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the user saw, taken apart."""
+
+    exception: str | None
+    message: str
+    frames: tuple[tuple[str, int, str], ...]  # (file, line, function)
+
+
+@dataclass(frozen=True)
+class Match:
+    record: ErrorRecord
+    kind: str  # "full", "frame" (named by a traceback, message unread) or "close"
+    score: float
+
+
+def parse(text: str) -> Seen:
+    text = text.strip("\n")
+    frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in _FRAME.finditer(text))
+    if frames or text.startswith("Traceback"):
+        # the exception line comes after the last frame and its code line
+        tail = text[list(_FRAME.finditer(text))[-1].end() :] if frames else text
+        lines = [line for line in tail.split("\n")[1:] if line.strip()]
+        lines = [line for line in lines if not line.startswith((" ", "\t"))]
+        text = "\n".join(lines) if lines else tail.strip()
+    typed = _TYPED.match(text)
+    if typed and " " not in typed["type"]:
+        return Seen(typed["type"], typed["message"], frames)
+    return Seen(None, text, frames)
+
+
+def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
+    seen = parse(text)
+    full: list[tuple[tuple[int, int, int, str], Match]] = []
+    close: list[tuple[float, str, ErrorRecord]] = []
+    for record in records:
+        at_frame = _at_frame(record, seen)
+        if record.message is None:
+            if at_frame:  # a traceback names the site; its message we could not read
+                full.append(((0, 0, 1, record.id), Match(record, "frame", 0.0)))
+            continue
+        if not _same_type(seen.exception, record):
+            continue
+        literal = sum(len(p.text or "") for p in record.message_parts)
+        if any(_matches(parts, seen.message) for parts in _templates(record)):
+            key = (0 if at_frame else 1, -literal, 0 if seen.exception else 1, record.id)
+            full.append((key, Match(record, "full", float(literal))))
+        else:
+            skeleton = "".join(p.text or "" for p in record.message_parts)
+            ratio = difflib.SequenceMatcher(None, skeleton, seen.message, autojunk=False).ratio()
+            if ratio >= _CLOSE_FLOOR:
+                close.append((-ratio, record.id, record))
+    full.sort(key=lambda item: item[0])
+    close.sort(key=lambda item: (item[0], item[1]))
+    best = [match for _, match in full]
+    best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
+    return best
+
+
+def _at_frame(record: ErrorRecord, seen: Seen) -> bool:
+    """A frame of the traceback is the site; or, for a re-raise, which keeps the frames
+    of where the error began, a frame is in the site's function and the clause caught it."""
+    for path, line, function in seen.frames:
+        if not (path == record.file or path.endswith("/" + record.file)):
+            continue
+        if record.line == line:
+            return True
+        if record.kind == "reraise" and function == record.function.rsplit(".", 1)[-1]:
+            caught = {name.rsplit(".", 1)[-1] for name in record.reraises}
+            seen_name = (seen.exception or "").rsplit(".", 1)[-1]
+            if not seen.exception or seen_name in caught or _builtin_subclass(seen_name, caught):
+                return True
+    return False
+
+
+def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
+    cls = BUILTIN_EXCEPTIONS.get(name)
+    return cls is not None and any(
+        base in BUILTIN_EXCEPTIONS and issubclass(cls, BUILTIN_EXCEPTIONS[base]) for base in bases
+    )
+
+
+def _same_type(seen: str | None, record: ErrorRecord) -> bool:
+    """No type given matches anything; a type matches the record's class or its bases."""
+    if seen is None:
+        return True
+    name = seen.rsplit(".", 1)[-1]
+    names = {(record.exception or "").rsplit(".", 1)[-1], *record.exception_bases}
+    if record.exception_qualname:
+        names.add(record.exception_qualname.rsplit(".", 1)[-1])
+    # OSError(ENOENT, ...) is shown as FileNotFoundError: a builtin subclass matches too
+    return name in names or record.kind == "reraise" or _builtin_subclass(name, names)
+
+
+def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str | None]]]:
+    """The message's parts, and each other candidate split back at its placeholders."""
+    found: list[Sequence[tuple[str | None, str | None]]] = [
+        [(p.text, p.expr) for p in record.message_parts]
+    ]
+    for candidate in record.message_candidates[1:]:
+        parts: list[tuple[str | None, str | None]] = []
+        position = 0
+        for placeholder in _PLACEHOLDER.finditer(candidate):
+            parts.append((candidate[position : placeholder.start()], None))
+            parts.append((None, placeholder.group()))
+            position = placeholder.end()
+        parts.append((candidate[position:], None))
+        found.append(parts)
+    return found
+
+
+_PATTERNS: dict[tuple[tuple[str | None, str | None], ...], re.Pattern[str]] = {}
+
+
+def _matches(parts: Sequence[tuple[str | None, str | None]], message: str) -> bool:
+    key = tuple(parts)
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        body = "".join(re.escape(text) if text is not None else "(?:.*?)" for text, _ in parts)
+        pattern = _PATTERNS[key] = re.compile(body, re.DOTALL)
+    return pattern.fullmatch(message) is not None

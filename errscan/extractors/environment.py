@@ -1,0 +1,88 @@
+"""Environment variables that decide whether a site is reached, or that its message names.
+
+if os.environ.get("FOO_BAR"): ...          ->  FOO_BAR
+if envs.SGLANG_RUST_SERVER.get(): ...      ->  SGLANG_RUST_SERVER
+if get_bool_env_var("USE_X"): ...          ->  USE_X
+raise ValueError("Unset SGLANG_RUST_SERVER to ...")  ->  SGLANG_RUST_SERVER, where a
+    line of the file elsewhere reads that name from the environment
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# accessors of a project's own: get_bool_env_var("X"), env.get_int("X"), read_env("X")
+_ENV_FUNCTION = re.compile(r"env|getenv", re.IGNORECASE)
+# holders of settings read as attributes: envs.FOO_BAR, settings.FOO_BAR, config.FOO_BAR
+_ENV_HOLDER = re.compile(r"envs?|environ|settings|config|conf", re.IGNORECASE)
+
+
+def read_in(nodes: Iterable[ast.AST]) -> list[str]:
+    """Names of environment variables read anywhere in `nodes`, in order, once each."""
+    found: list[str] = []
+    for root in nodes:
+        for node in ast.walk(root):
+            name = _read(node)
+            if name is not None and name not in found:
+                found.append(name)
+    return found
+
+
+def _read(node: ast.AST) -> str | None:
+    # case: os.environ["X"], environ["X"]
+    if isinstance(node, ast.Subscript) and _is_environ(node.value):
+        return _literal(node.slice)
+    # case: "X" in os.environ
+    if isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
+        return _literal(node.left)
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        # case: os.environ.get("X"), os.getenv("X"), getenv("X"), get_bool_env_var("X")
+        if isinstance(func, ast.Attribute) and _is_environ(func.value):
+            return _literal(node.args[0])
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if _ENV_FUNCTION.search(name):
+            return _literal(node.args[0], all_caps=name not in ("getenv",))
+    # case: envs.FOO_BAR(.get()), settings.FOO_BAR
+    if isinstance(node, ast.Attribute) and _ENV_NAME.fullmatch(node.attr):
+        holder = node.value
+        holder_name = (
+            holder.attr if isinstance(holder, ast.Attribute) else getattr(holder, "id", "")
+        )
+        if _ENV_HOLDER.fullmatch(holder_name):
+            return node.attr
+    return None
+
+
+def _is_environ(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "environ"
+    return isinstance(node, ast.Name) and node.id == "environ"
+
+
+def _literal(node: ast.expr, all_caps: bool = False) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+        if all_caps and not _ENV_NAME.fullmatch(node.value):
+            return None
+        return node.value
+    return None
+
+
+def mentioned(message: str | None, lines: list[str], skip: range) -> list[str]:
+    """ALL_CAPS names in a message that the file reads as environment variables: names
+    that stand, outside the site's own lines, on a line that speaks of the environment."""
+    if not message:
+        return []
+    found = []
+    for name in dict.fromkeys(_ENV_NAME.findall(message)):
+        for number, line in enumerate(lines, 1):
+            if number not in skip and name in line and _ENV_LINE.search(line):
+                found.append(name)
+                break
+    return found
+
+
+_ENV_LINE = re.compile(r"environ|getenv|\benvs?\b|_env|env_|settings", re.IGNORECASE)
