@@ -158,7 +158,7 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     repo = tmp_path / "many"
     repo.mkdir()
     git(repo, "init", "-q")
-    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(500))
+    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(250))
     for i in range(300):
         write(repo, f"m{i:03d}.py", f"# file {i}\n{body}")
     commit_all(repo, "many")
@@ -172,7 +172,7 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     deadline = time.monotonic() + 30
     while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
-    time.sleep(0.5)  # well into the scan of 300 files, far from its end
+    time.sleep(0.3)  # into the scan of 300 files, far from its end
     assert proc.poll() is None, "the scan ended before the interrupt"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -181,4 +181,4 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     assert os.listdir(out_dir) == []
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert len(out.read_text().splitlines()) == 300 * 500
+    assert len(out.read_text().splitlines()) == 300 * 250

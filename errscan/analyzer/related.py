@@ -8,7 +8,7 @@ The ranking, deterministic and documented here, scores a pair of records by
     1  for each name both guards test (three at most),
     6  times the cosine similarity of their messages' words, weighted by TF-IDF,
 ties broken by nearness in the scan's (file, line) order, then by id. Only likely
-pairs are scored: the 25 records before and after in the same file, and records
+pairs are scored: the 8 records before and after in the same file, and records
 sharing an environment variable, a guard name, or one of their message's rarer words
 (words in more than 200 messages are passed over), so the work grows with the number
 of records, not with its square.
@@ -33,7 +33,7 @@ _NOT_NAMES = frozenset(
         "match", "except", "self", "cls", "len", "isinstance",
     }
 )  # fmt: skip
-_WINDOW = 25
+_WINDOW = 8
 _COMMON = 200
 _LIMIT = 5
 
@@ -55,8 +55,8 @@ class _Entry:
     file: str
     function: str
     cls: str
-    env: list[str]
-    names: list[str]
+    env: frozenset[str]
+    names: frozenset[str]
     words: list[str]
     weights: dict[str, float] = field(default_factory=dict)
 
@@ -78,8 +78,8 @@ class Related:
             file,
             f"{file}:{function}",
             cls,
-            [str(x) for x in env],  # type: ignore[attr-defined]
-            [str(x) for x in names],  # type: ignore[attr-defined]
+            frozenset(str(x) for x in env),  # type: ignore[attr-defined]
+            frozenset(str(x) for x in names),  # type: ignore[attr-defined]
             [str(x) for x in words],  # type: ignore[attr-defined]
         )
         self._by_id[record_id] = len(self._entries)
@@ -142,7 +142,11 @@ def _score(a: _Entry, b: _Entry) -> float:
         score += 4
     if a.file == b.file:
         score += 2
-    score += 3 * min(2, len(set(a.env) & set(b.env)))
-    score += min(3, len(set(a.names) & set(b.names)))
-    score += 6 * sum(v * b.weights.get(w, 0.0) for w, v in a.weights.items())
+    if a.env and b.env:
+        score += 3 * min(2, len(a.env & b.env))
+    if a.names and b.names:
+        score += min(3, len(a.names & b.names))
+    if a.weights and b.weights:
+        small, large = (a, b) if len(a.weights) <= len(b.weights) else (b, a)
+        score += 6 * sum(v * large.weights.get(w, 0.0) for w, v in small.weights.items())
     return score
