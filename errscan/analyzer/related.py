@@ -8,10 +8,10 @@ The ranking, deterministic and documented here, scores a pair of records by
     1  for each name both guards test (three at most),
     6  times the cosine similarity of their messages' words, weighted by TF-IDF,
 ties broken by nearness in the scan's (file, line) order, then by id. Only likely
-pairs are scored: the 8 records before and after in the same file, and records
-sharing an environment variable, a guard name, or one of their message's rarer words
-(words in more than 200 messages are passed over), so the work grows with the number
-of records, not with its square.
+pairs are scored: the 5 records before and after in the same file, and records
+sharing an environment variable, a guard name, or one of the two rarest words of their
+message (names and words in more than 20 records are passed over), so the work grows
+with the number of records, not with its square.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ _NOT_NAMES = frozenset(
         "match", "except", "self", "cls", "len", "isinstance",
     }
 )  # fmt: skip
-_WINDOW = 8
-_COMMON = 200
+_WINDOW = 5
+_COMMON = 20
+_RARE_WORDS = 2
 _LIMIT = 5
 
 
@@ -59,6 +60,7 @@ class _Entry:
     names: frozenset[str]
     words: list[str]
     weights: dict[str, float] = field(default_factory=dict)
+    rare: list[str] = field(default_factory=list)
 
 
 class Related:
@@ -97,7 +99,8 @@ class Related:
             weights = {w: math.log(1 + total / df[w]) for w in entry.words}
             norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
             entry.weights = {w: v / norm for w, v in weights.items()}
-            for key in _keys(entry, df):
+            entry.rare = sorted(entry.words, key=lambda w: (df[w], w))[:_RARE_WORDS]
+            for key in _keys(entry):
                 self._postings[key].append(index)
 
     def of(self, record_id: str) -> tuple[str, ...]:
@@ -111,27 +114,26 @@ class Related:
         for near in range(index - _WINDOW, index + _WINDOW + 1):
             if 0 <= near < len(self._entries) and self._entries[near].file == entry.file:
                 candidates.add(near)
-        for key in _keys(entry, None):
+        for key in _keys(entry):
             posting = self._postings.get(key, [])
             if len(posting) <= _COMMON:
                 candidates.update(posting)
         candidates.discard(index)
-        scored = (
-            (-_score(entry, self._entries[c]), abs(c - index), self._entries[c].id)
-            for c in candidates
-        )
-        best = heapq.nsmallest(_LIMIT, (item for item in scored if item[0] < 0))
-        return tuple(record_id for _, _, record_id in best)
+        scored = []
+        for c in candidates:
+            other = self._entries[c]
+            scored.append((-_score(entry, other), abs(c - index), other.id))
+        best = heapq.nsmallest(_LIMIT, scored)
+        return tuple(record_id for score, _, record_id in best if score < 0)
 
 
-def _keys(entry: _Entry, df: dict[str, int] | None) -> Iterable[tuple[str, str]]:
+def _keys(entry: _Entry) -> Iterable[tuple[str, str]]:
     for name in entry.env:
         yield ("env", name)
     for name in entry.names:
         yield ("name", name)
-    for word in entry.words:
-        if df is None or df[word] <= _COMMON:
-            yield ("word", word)
+    for word in entry.rare:
+        yield ("word", word)
 
 
 def _score(a: _Entry, b: _Entry) -> float:
@@ -147,6 +149,12 @@ def _score(a: _Entry, b: _Entry) -> float:
     if a.names and b.names:
         score += min(3, len(a.names & b.names))
     if a.weights and b.weights:
-        small, large = (a, b) if len(a.weights) <= len(b.weights) else (b, a)
-        score += 6 * sum(v * large.weights.get(w, 0.0) for w, v in small.weights.items())
+        small, large = (a.weights, b.weights) if len(a.weights) <= len(b.weights) else (
+            b.weights, a.weights)  # fmt: skip
+        dot = 0.0
+        for word, weight in small.items():
+            other = large.get(word)
+            if other is not None:
+                dot += weight * other
+        score += 6 * dot
     return score
