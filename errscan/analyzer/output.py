@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import tempfile
@@ -11,10 +13,28 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from errscan.analyzer import sarif
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, ScanStats
 
-FORMATS = ("jsonl", "json")
+FORMATS = ("jsonl", "json", "sarif")
+EXPORT_FORMATS = (*FORMATS, "csv")
+_CSV_FIELDS = (
+    "id",
+    "repo",
+    "commit",
+    "kind",
+    "exception",
+    "exception_qualname",
+    "message",
+    "message_source",
+    "file",
+    "line",
+    "end_line",
+    "function",
+    "trigger",
+    "url",
+)
 
 
 class Scanned(Protocol):
@@ -61,8 +81,24 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
         for error in scanned.file_errors:
             yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return
+    if fmt == "sarif":
+        from errscan.analyzer.repo import display_name
+
+        records = list(scanned)
+        web = display_name(scanned.repo)[1] if scanned.repo else None
+        yield from sarif.render(records, scanned.repo, scanned.commit, version, web)
+        return
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(_CSV_FIELDS)
+        for record in scanned:
+            row = record.to_dict()
+            writer.writerow(["" if row[f] is None else row[f] for f in _CSV_FIELDS])
+        yield out.getvalue()
+        return
     if fmt != "json":
-        raise InputError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
+        raise InputError(f"unknown format {fmt!r}: choose from {', '.join(EXPORT_FORMATS)}")
     yield "{\n"
     yield _member("repo", scanned.repo)
     yield _member("commit", scanned.commit)

@@ -139,8 +139,11 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
         return FileResult(path, error=parsed)
     try:
         constants = bindings.Constants(parsed.tree)
-        facts = summary.summarize(parsed.tree, parsed.src, constants)
-        found = sites.extract(parsed.tree, parsed.src, radius, constants, facts.imports)
+        imported = list(summary.imports(parsed.tree))
+        found, factories = sites.extract_with_factories(
+            parsed.tree, parsed.src, radius, constants, imported
+        )
+        facts = summary.summarize(parsed.tree, parsed.src, constants, factories)
     except (RecursionError, MemoryError) as exc:
         return FileResult(path, error=FileError(path, f"too deeply nested: {type(exc).__name__}"))
     return FileResult(path, sites=tuple(found), summary=facts)

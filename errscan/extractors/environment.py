@@ -20,6 +20,14 @@ _ENV_FUNCTION = re.compile(r"env|getenv", re.IGNORECASE)
 _ENV_HOLDER = re.compile(r"envs?|environ|settings|config|conf", re.IGNORECASE)
 
 
+_HINT = re.compile(r"env|settings|config|conf\b", re.IGNORECASE)
+
+
+def may_read(text: str) -> bool:
+    """Whether source text could read the environment at all (a cheap test first)."""
+    return _HINT.search(text) is not None
+
+
 def read_in(nodes: Iterable[ast.AST]) -> list[str]:
     """Names of environment variables read anywhere in `nodes`, in order, once each."""
     found: list[str] = []

@@ -8,7 +8,6 @@ def load(path):
 from __future__ import annotations
 
 import ast
-import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -53,10 +52,36 @@ def extract(
     imported: Sequence[Import] = (),
 ) -> list[Site]:
     """Every site in `tree`, in source order."""
+    return extract_with_factories(tree, src, radius, constants, imported)[0]
+
+
+def extract_with_factories(
+    tree: ast.Module,
+    src: Source,
+    radius: int = 15,
+    constants: bindings.Constants | None = None,
+    imported: Sequence[Import] = (),
+) -> tuple[list[Site], list[tuple[str, str]]]:
+    """Every site in source order, and the functions that return or raise exactly one
+    class by calling it (factories), with that class as written: one walk for both."""
     reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
-    sites = [site for node, frame in _walk(tree) if (site := reader.site(node, frame))]
+    sites = []
+    made: dict[str, set[str | None]] = {}
+    for node, frame in _walk(tree):
+        if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
+            value = node.value if isinstance(node, ast.Return) else node.exc
+            callee = value.func if isinstance(value, ast.Call) else None
+            built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
+            made.setdefault(scope.qualname(frame.scope), set()).add(built)
+        if not isinstance(node, ast.Return) and (site := reader.site(node, frame)):
+            sites.append(site)
     sites.sort(key=Site.sort_key)
-    return sites
+    factories = [
+        (function, next(iter(classes)))
+        for function, classes in made.items()
+        if len(classes) == 1 and None not in classes
+    ]
+    return sites, factories  # type: ignore[return-value]
 
 
 def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
@@ -68,26 +93,37 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
     stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
     while stack:
         node, frame = stack.pop()
-        if isinstance(node, ast.Raise | ast.Assert | ast.Expr):
+        if isinstance(node, ast.Raise | ast.Assert | ast.Expr | ast.Return):
             yield node, frame
             continue
         inner = frame
+        entered = False
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, frame.cls, (), (), _is_property(node))
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, scope.qualname(names), ())
-        elif isinstance(node, ast.ExceptHandler):
-            inner = dataclasses.replace(frame, handlers=(*frame.handlers, node))
-        entered = not isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef)
-        entered = entered and not isinstance(node, ast.ClassDef)
+        elif not isinstance(node, ast.Module):
+            entered = True
+            if isinstance(node, ast.ExceptHandler):
+                handlers = (*frame.handlers, node)
+                inner = _Frame(
+                    frame.scope, frame.body, frame.cls, handlers, frame.path, frame.is_property
+                )
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
                 child_frame = inner
                 if entered:
-                    child_frame = dataclasses.replace(inner, path=(*inner.path, (node, field)))
+                    child_frame = _Frame(
+                        inner.scope,
+                        inner.body,
+                        inner.cls,
+                        inner.handlers,
+                        (*inner.path, (node, field)),
+                        inner.is_property,
+                    )
                 stack.extend((child, child_frame) for child in reversed(children))
 
 
@@ -190,7 +226,9 @@ class _SiteReader:
         conditions = guards.guards(frame.path, node, src)
         call = node.exc if isinstance(node, ast.Raise) else getattr(node, "value", None)
         looked_at = [*guards.conditions(frame.path, node), *([call] if call else [])]
-        env_vars = environment.read_in(looked_at)
+        statement = "\n".join(src.lines[line - 1 : end_line])
+        hinted = environment.may_read(" ".join(conditions)) or environment.may_read(statement)
+        env_vars = environment.read_in(looked_at) if hinted else []
         text = found[0].text if found else None
         for name in environment.mentioned(text, src.lines, range(line, end_line + 1)):
             if name not in env_vars:

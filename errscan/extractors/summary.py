@@ -19,11 +19,17 @@ from errscan.extractors.source import Source
 from errscan.models import ClassInfo, FileSummary, Import, MessagePart
 
 
-def summarize(tree: ast.Module, src: Source, constants: bindings.Constants) -> FileSummary:
+def summarize(
+    tree: ast.Module,
+    src: Source,
+    constants: bindings.Constants,
+    factories: Sequence[tuple[str, str]] | None = None,
+) -> FileSummary:
+    """`factories`: found by the sites walk already, where it ran; else looked for here."""
     return FileSummary(
         imports=tuple(imports(tree)),
         classes=tuple(_classes(tree.body, (), src, constants)),
-        factories=tuple(_factories(tree.body, ())),
+        factories=tuple(factories if factories is not None else _factories(tree.body, ())),
     )
 
 

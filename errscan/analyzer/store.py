@@ -1,0 +1,233 @@
+"""Scans kept over time in SQLite: each scan's records and file errors, one transaction each.
+
+store = Store.open("errscan.db")
+store.save(result, options={"include_tests": False}, commit_date="2026-01-01T00:00:00Z")
+store.scans("owner/name")  ->  [StoredScan(...), ...]
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from errscan.errors import InputError
+from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
+
+SCHEMA_VERSION = 2
+_LOCK_WAIT = 30
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE scans (id INTEGER PRIMARY KEY, repo TEXT NOT NULL, commit_sha TEXT NOT "
+        "NULL, errscan_version TEXT NOT NULL, options TEXT NOT NULL, stats TEXT NOT NULL, "
+        "scanned_at REAL NOT NULL, UNIQUE (repo, commit_sha, options))"
+    )
+    db.execute(
+        "CREATE TABLE records (scan_id INTEGER NOT NULL REFERENCES scans(id), id TEXT NOT "
+        "NULL, exception TEXT, file TEXT NOT NULL, line INTEGER NOT NULL, data TEXT NOT NULL, "
+        "PRIMARY KEY (scan_id, id))"
+    )
+    db.execute(
+        "CREATE TABLE file_errors (scan_id INTEGER NOT NULL REFERENCES scans(id), "
+        "file TEXT NOT NULL, reason TEXT NOT NULL)"
+    )
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    """Version 2: the commit's date, and indexes for lookups by id, exception and file."""
+    db.execute("ALTER TABLE scans ADD COLUMN commit_date TEXT")
+    db.execute("CREATE INDEX scans_repo ON scans (repo, scanned_at)")
+    db.execute("CREATE INDEX records_id ON records (id)")
+    db.execute("CREATE INDEX records_exception ON records (exception)")
+    db.execute("CREATE INDEX records_file ON records (file, line)")
+
+
+# MIGRATIONS[n] brings a database of version n to version n + 1.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+
+
+@dataclass(frozen=True)
+class StoredScan:
+    id: int
+    repo: str
+    commit: str
+    commit_date: str | None
+    errscan_version: str
+    options: str
+    stats: ScanStats
+    scanned_at: float
+
+
+def default_path() -> Path:
+    import os
+
+    return Path(os.environ.get("ERRSCAN_DB") or "errscan.db")
+
+
+class Store:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path | None = None) -> Store:
+        where = Path(path) if path is not None else default_path()
+        try:
+            db = sqlite3.connect(where, timeout=_LOCK_WAIT, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            _migrate(db)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot use the store {where}: {exc}") from exc
+        return cls(db, where)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def find(self, repo: str, commit: str, options: str) -> StoredScan | None:
+        row = self.db.execute(
+            f"SELECT {_SCAN_COLUMNS} FROM scans WHERE repo = ? AND commit_sha = ? AND options = ?",
+            (repo, commit, options),
+        ).fetchone()
+        return _scan(row) if row else None
+
+    def save(self, result: ScanResult, options: str, commit_date: str | None) -> StoredScan:
+        """Store a scan in one transaction; the same repo, commit and options again is a no-op."""
+        found = self.find(result.repo, result.commit, options)
+        if found is not None:
+            return found
+        stats = json.dumps(result.stats.to_dict(), sort_keys=True)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            again = self.find(result.repo, result.commit, options)
+            if again is not None:
+                self.db.execute("ROLLBACK")
+                return again
+            cursor = self.db.execute(
+                "INSERT INTO scans (repo, commit_sha, errscan_version, options, stats, "
+                "scanned_at, commit_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    result.repo,
+                    result.commit,
+                    result.errscan_version,
+                    options,
+                    stats,
+                    time.time(),
+                    commit_date,
+                ),
+            )
+            scan_id = int(cursor.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO records (scan_id, id, exception, file, line, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        scan_id,
+                        r.id,
+                        r.exception,
+                        r.file,
+                        r.line,
+                        json.dumps(r.to_dict(), sort_keys=True, ensure_ascii=False),
+                    )
+                    for r in result.records
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO file_errors (scan_id, file, reason) VALUES (?, ?, ?)",
+                ((scan_id, e.file, e.reason) for e in result.file_errors),
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        stored = self.find(result.repo, result.commit, options)
+        assert stored is not None
+        return stored
+
+    def scans(self, repo: str | None = None) -> list[StoredScan]:
+        query = f"SELECT {_SCAN_COLUMNS} FROM scans"
+        rows = (
+            self.db.execute(query + " WHERE repo = ? ORDER BY scanned_at, id", (repo,))
+            if repo
+            else self.db.execute(query + " ORDER BY repo, scanned_at, id")
+        )
+        return [_scan(row) for row in rows]
+
+    def latest(self, repo: str, before: int | None = None) -> StoredScan | None:
+        scans = [s for s in self.scans(repo) if before is None or s.id < before]
+        return scans[-1] if scans else None
+
+    def for_commit(self, repo: str, commit: str) -> StoredScan | None:
+        matches = [s for s in self.scans(repo) if s.commit == commit]
+        return matches[-1] if matches else None
+
+    def records(self, scan: StoredScan) -> list[ErrorRecord]:
+        rows = self.db.execute(
+            "SELECT data FROM records WHERE scan_id = ? ORDER BY file, line, id", (scan.id,)
+        )
+        records = [ErrorRecord.from_dict(json.loads(data)) for (data,) in rows]
+        records.sort(key=lambda r: (r.file, r.line, r.col))
+        return records
+
+    def file_errors(self, scan: StoredScan) -> list[FileError]:
+        rows = self.db.execute(
+            "SELECT file, reason FROM file_errors WHERE scan_id = ? ORDER BY file", (scan.id,)
+        )
+        return [FileError(file, reason) for file, reason in rows]
+
+    def result(self, scan: StoredScan) -> ScanResult:
+        return ScanResult(
+            repo=scan.repo,
+            commit=scan.commit,
+            errscan_version=scan.errscan_version,
+            records=tuple(self.records(scan)),
+            file_errors=tuple(self.file_errors(scan)),
+            stats=scan.stats,
+        )
+
+    def all_records(self) -> Iterator[ErrorRecord]:
+        """The records of every repository's latest scan (what show and lookup search)."""
+        latest: dict[str, StoredScan] = {}
+        for scan in self.scans():
+            latest[scan.repo] = scan
+        for scan in latest.values():
+            yield from self.records(scan)
+
+
+_SCAN_COLUMNS = "id, repo, commit_sha, commit_date, errscan_version, options, stats, scanned_at"
+
+
+def _scan(row: Sequence[Any]) -> StoredScan:
+    stats = json.loads(row[6])
+    return StoredScan(
+        id=int(row[0]),
+        repo=row[1],
+        commit=row[2],
+        commit_date=row[3],
+        errscan_version=row[4],
+        options=row[5],
+        stats=ScanStats(stats["files"], stats["sites"], stats["file_errors"], 0.0),
+        scanned_at=float(row[7]),
+    )
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring the database forward to SCHEMA_VERSION, one transaction per step."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(f"schema version {version} is newer than this errscan's")
+    while version < SCHEMA_VERSION:
+        db.execute("BEGIN IMMEDIATE")
+        current = db.execute("PRAGMA user_version").fetchone()[0]
+        if current == version:  # not migrated meanwhile by another errscan
+            MIGRATIONS[version](db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+        db.execute("COMMIT")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
