@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import git
+
 from errscan.analyzer import cache, files, link, output, replay, repo
+from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import lookup as lookup_stage
 from errscan.analyzer import page as page_stage
 from errscan.analyzer import scan as scan_stage
+from errscan.analyzer import store as store_stage
 from errscan.analyzer.index import Index
 from errscan.analyzer.related import Related, features
 from errscan.errors import InputError
@@ -38,6 +42,7 @@ __all__ = [
     "__version__",
     "cache_info",
     "default_cache_dir",
+    "diff",
     "export",
     "extract",
     "extract_source",
@@ -47,6 +52,9 @@ __all__ = [
     "page",
     "prune_cache",
     "scan",
+    "scan_options",
+    "store_scan",
+    "stored_result",
 ]
 
 Progress = Callable[[int, int], None]
@@ -229,6 +237,76 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
             results.prune(cache.DEFAULT_MAX_BYTES)
     finally:
         results.close()
+
+
+def scan_options(**options: Any) -> str:
+    """The options that shape records, as the store keys a scan by them."""
+    shaping = ("include_tests", "include", "exclude", "context", "repo_name")
+    defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15}
+    chosen = {k: options.get(k, defaults.get(k)) for k in shaping}
+    return json.dumps({k: list(v) if isinstance(v, tuple | list) else v
+                       for k, v in chosen.items()}, sort_keys=True)  # fmt: skip
+
+
+def store_scan(
+    result: ScanResult, db: str | Path | None = None, **options: Any
+) -> store_stage.StoredScan:
+    """Keep a scan in the store (one transaction; the same scan again is a no-op)."""
+    store = store_stage.Store.open(db)
+    try:
+        return store.save(result, scan_options(**options), _commit_date(result, options))
+    finally:
+        store.close()
+
+
+def _commit_date(result: ScanResult, options: dict[str, Any]) -> str | None:
+    """The commit's date, where the repository is at hand (a local path or the clone cache)."""
+    try:
+        target = repo.parse_target(f"{options.get('target', '')}")
+        commit = repo.resolve(target, _cache_root(options.get("cache_dir")), None)
+        handle = repo.open_repo(commit.git_dir)
+        date: str = handle.git.show("-s", "--format=%cI", result.commit).strip()
+        return date or None
+    except (InputError, git.GitCommandError, ValueError):
+        return None
+
+
+def stored_result(target: str, db: str | Path | None = None, **options: Any) -> ScanResult:
+    """The stored scan of REPO@REV (the REV resolved to its commit first)."""
+    cache = _cache_root(options.get("cache_dir"))
+    commit = repo.resolve(repo.parse_target(target), cache, options.get("repo_name"))
+    store = store_stage.Store.open(db)
+    try:
+        found = store.for_commit(commit.repo, commit.sha)
+        if found is None:  # stored under another name (--repo-name): the commit decides
+            named = [s for s in store.scans() if s.commit == commit.sha]
+            found = named[-1] if len({s.repo for s in named}) == 1 else None
+        if found is None:
+            raise InputError(f"no stored scan of {commit.repo} at {commit.sha[:12]}")
+        return store.result(found)
+    finally:
+        store.close()
+
+
+def diff(old: str, new: str, db: str | Path | None = None, **options: Any) -> diff_stage.Diff:
+    """What changed between two scans: two files errscan wrote, or REPO@A and a rev B of
+    the same repository (each side read from the store, else scanned now)."""
+    if Path(old).is_file() and Path(new).is_file():
+        before, after = load_records(old), load_records(new)
+        old_commit = before[0].commit if before else ""
+        new_commit = after[0].commit if after else ""
+        return diff_stage.diff(before, after, old_commit, new_commit)
+    target = repo.parse_target(old)
+    sides = []
+    for rev in (target.rev or "HEAD", new):
+        where = f"{target.repo}@{rev}"
+        try:
+            sides.append(stored_result(where, db, **options))
+        except InputError as missing:
+            if "no stored scan" not in str(missing):
+                raise
+            sides.append(extract(where, **options))
+    return diff_stage.diff(sides[0].records, sides[1].records, sides[0].commit, sides[1].commit)
 
 
 def load_records(path: str | Path) -> list[ErrorRecord]:

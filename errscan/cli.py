@@ -9,11 +9,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 import errscan
+from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
+from errscan.analyzer import store as store_stage
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -49,6 +52,7 @@ class ExtractOptions:
     file_timeout: float
     use_cache: bool
     quiet: bool
+    db: Path | None = None
 
 
 class ErrscanGroup(click.Group):
@@ -145,6 +149,12 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
+@click.option(
+    "--db",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_DB",
+    help="Keep the scan in this store too (SQLite).",
+)
 def extract(
     target: str,
     fmt: str,
@@ -159,6 +169,7 @@ def extract(
     file_timeout: float,
     no_cache: bool,
     quiet: bool,
+    db: Path | None,
 ) -> int:
     """Write one record per raise and assert of REPO at REV.
 
@@ -179,6 +190,7 @@ def extract(
         file_timeout,
         not no_cache,
         quiet,
+        db,
     )
     return run_extract(options)
 
@@ -187,22 +199,25 @@ def run_extract(options: ExtractOptions) -> int:
     if options.output is not None:
         output.check_writable(options.output)
     bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
-    stats = errscan.export(
-        options.target,
-        options.fmt,
-        options.output,
-        sys.stdout,
-        include_tests=options.include_tests,
-        include=options.include,
-        exclude=options.exclude,
-        context=options.context,
-        cache_dir=options.cache_dir,
-        repo_name=options.repo_name,
-        jobs=options.jobs,
-        file_timeout=options.file_timeout or None,
-        use_cache=options.use_cache,
-        progress=bar,
-    )
+    settings: dict[str, Any] = {
+        "include_tests": options.include_tests,
+        "include": options.include,
+        "exclude": options.exclude,
+        "context": options.context,
+        "cache_dir": options.cache_dir,
+        "repo_name": options.repo_name,
+        "jobs": options.jobs,
+        "file_timeout": options.file_timeout or None,
+        "use_cache": options.use_cache,
+        "progress": bar,
+    }
+    if options.db is None:
+        stats = errscan.export(options.target, options.fmt, options.output, sys.stdout, **settings)
+    else:  # kept in the store as well: the whole result is needed at once
+        result = errscan.extract(options.target, **settings)
+        output.write(result, options.fmt, options.output, sys.stdout, errscan.__version__)
+        errscan.store_scan(result, options.db, target=options.target, **settings)
+        stats = result.stats
     if bar is not None:
         bar.close()
     if not options.quiet:
@@ -214,13 +229,34 @@ def run_extract(options: ExtractOptions) -> int:
     return EXIT_OK
 
 
-def _records(source: str | None, scan_target: str | None) -> list[errscan.ErrorRecord]:
-    if (source is None) == (scan_target is None):
+def _records(
+    source: str | None, scan_target: str | None, db: Path | None = None
+) -> list[errscan.ErrorRecord]:
+    """From --from FILE, --scan REPO@REV, or else the store (latest scan of each repo)."""
+    if source is not None and scan_target is not None:
         raise errscan.InputError("give the records with --from FILE or --scan REPO@REV")
     if source is not None:
         return errscan.load_records(source)
-    assert scan_target is not None
-    return list(errscan.extract(scan_target).records)
+    if scan_target is not None:
+        return list(errscan.extract(scan_target).records)
+    path = db if db is not None else store_stage.default_path()
+    if not path.exists():
+        raise errscan.InputError(
+            f"no store at {path}: give --from FILE or --scan REPO@REV, or --db PATH"
+        )
+    store = store_stage.Store.open(path)
+    try:
+        return list(store.all_records())
+    finally:
+        store.close()
+
+
+_DB = click.option(
+    "--db",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_DB",
+    help="The store [default: errscan.db].",
+)
 
 
 _FROM = click.option("--from", "source", metavar="FILE", help="Records errscan wrote (jsonl/json).")
@@ -231,6 +267,7 @@ _SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO
 @click.argument("record_id", metavar="ID")
 @_FROM
 @_SCAN
+@_DB
 @click.option(
     "--format",
     "fmt",
@@ -246,10 +283,15 @@ _SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO
     help="Write the page here (atomically).",
 )
 def show(
-    record_id: str, source: str | None, scan_target: str | None, fmt: str, output_path: Path | None
+    record_id: str,
+    source: str | None,
+    scan_target: str | None,
+    db: Path | None,
+    fmt: str,
+    output_path: Path | None,
 ) -> int:
     """Print the record ID as a knowledge-base page (ID may be a unique prefix)."""
-    records = _records(source, scan_target)
+    records = _records(source, scan_target, db)
     text = errscan.page(errscan.find_record(record_id, records), records, fmt)
     output.write_chunks([text], output_path, sys.stdout)
     return EXIT_OK
@@ -259,10 +301,13 @@ def show(
 @click.argument("text")
 @_FROM
 @_SCAN
+@_DB
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
-def lookup_command(text: str, source: str | None, scan_target: str | None, as_json: bool) -> int:
+def lookup_command(
+    text: str, source: str | None, scan_target: str | None, db: Path | None, as_json: bool
+) -> int:
     """Find the records behind a message, `Type: message` or a traceback (- reads stdin)."""
-    records = _records(source, scan_target)
+    records = _records(source, scan_target, db)
     seen = sys.stdin.read() if text == "-" else text
     matches = errscan.lookup(seen, records)
     if as_json:
@@ -280,6 +325,69 @@ def lookup_command(text: str, source: str | None, scan_target: str | None, as_js
         click.echo(f"{r.id}  {r.exception}  {r.file}:{r.line}  {r.message}{score}")
     if not matches:
         click.echo("no record matches", err=True)
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("repo", required=False)
+@_DB
+def scans(repo: str | None, db: Path | None) -> int:
+    """List the scans kept in the store (of REPO, or of every repository)."""
+    store = store_stage.Store.open(db)
+    try:
+        for scan in store.scans(repo):
+            stats = scan.stats
+            click.echo(
+                f"{scan.repo}  {scan.commit[:12]}  {scan.commit_date or '-'}  "
+                f"{stats.sites} sites  {stats.file_errors} file errors  "
+                f"errscan {scan.errscan_version}"
+            )
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+@cli.command(name="export")
+@click.argument("target", type=TargetType())
+@_DB
+@click.option(
+    "--format", "fmt", type=click.Choice(output.EXPORT_FORMATS), default="jsonl", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=Path),
+    help="Write here (atomically) instead of to stdout.",
+)
+def export_command(target: str, db: Path | None, fmt: str, output_path: Path | None) -> int:
+    """Write the stored scan of REPO@REV as jsonl, json, sarif or csv."""
+    result = errscan.stored_result(target, db)
+    output.write(result, fmt, output_path, sys.stdout, result.errscan_version)
+    return EXIT_OK
+
+
+@cli.command(name="diff")
+@click.argument("old")
+@click.argument("new")
+@_DB
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -> int:
+    """What changed: `REPO@A B` (B a rev of the same repository) or `OLD.jsonl NEW.jsonl`."""
+    changes = errscan.diff(old, new, db)
+    if as_json or fmt == "json":
+        click.echo(diff_stage.as_json(changes), nl=False)
+    elif fmt == "markdown":
+        click.echo(diff_stage.markdown(changes))
+    else:
+        click.echo(diff_stage.text(changes), nl=False)
     return EXIT_OK
 
 

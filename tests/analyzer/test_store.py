@@ -1,0 +1,215 @@
+"""The store, scans over time, the diff, export and SARIF (schema and Microsoft's multitool)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+import errscan
+from errscan.analyzer import store as store_stage
+from errscan.cli import cli
+from tests.support import ROOT, commit_all, write
+
+SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json").read_text())
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_extract_stores_once_and_lists_scans(basic_repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "errscan.db"
+    for _ in range(2):
+        assert (
+            run("extract", str(basic_repo), "-q", "--db", str(db), "-o", str(tmp_path / "o"))[0]
+            == 0
+        )
+    code, out, _ = run("scans", "--db", str(db))
+    assert code == 0 and len(out.splitlines()) == 1
+    assert "29 sites  1 file errors" in out
+    store = store_stage.Store.open(db)
+    (scan,) = store.scans()
+    assert scan.commit_date and scan.commit_date.startswith("2026-01-01")
+    assert len(store.records(scan)) == 29 and len(store.file_errors(scan)) == 1
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+
+
+def test_diff_added_removed_reworded_moved(basic_repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "errscan.db"
+    assert (
+        run("extract", str(basic_repo), "-q", "--db", str(db), "-o", str(tmp_path / "a.jsonl"))[0]
+        == 0
+    )
+    engine = (basic_repo / "pkg" / "engine.py").read_text()
+    engine = engine.replace(
+        'raise LookupError(f"cannot load {path!r}")',
+        'raise LookupError(f"could not load {path!r}")',
+    )
+    engine = "\n\n" + engine.replace("            assert value < 100\n", "")
+    write(basic_repo, "pkg/engine.py", engine)
+    write(basic_repo, "pkg/new.py", 'raise ValueError("brand new")\n')
+    commit_all(basic_repo, "change")
+    assert (
+        run("extract", str(basic_repo), "-q", "--db", str(db), "-o", str(tmp_path / "b.jsonl"))[0]
+        == 0
+    )
+    for args in (
+        ["diff", f"{basic_repo}@HEAD~1", "HEAD", "--db", str(db), "--json"],
+        ["diff", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--json"],
+    ):
+        code, out, err = run(*args)
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["counts"] == {"added": 1, "removed": 1, "reworded": 1, "moved": 7}
+        kinds = {c["kind"]: c for c in result["changes"]}
+        assert kinds["added"]["new"]["message"] == "brand new"
+        assert kinds["reworded"]["old"]["message"] == "cannot load {path!r}"
+        assert kinds["reworded"]["new"]["message"] == "could not load {path!r}"
+        assert kinds["removed"]["old"]["exception"] == "AssertionError"
+    code, out, _ = run(
+        "diff", f"{basic_repo}@HEAD~1", "HEAD", "--db", str(db), "--format", "markdown"
+    )
+    assert code == 0 and "| 1 | 1 | 1 | 7 |" in out and "#### Reworded" in out
+
+
+def test_diff_scans_a_side_not_in_the_store(basic_repo: Path, tmp_path: Path) -> None:
+    write(basic_repo, "pkg/new.py", 'raise ValueError("brand new")\n')
+    commit_all(basic_repo, "add")
+    code, out, _ = run("diff", f"{basic_repo}@HEAD~1", "HEAD", "--db", str(tmp_path / "empty.db"))
+    assert code == 0 and "1 added, 0 removed, 0 reworded, 0 moved" in out
+
+
+def test_export_formats(basic_repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "errscan.db"
+    assert (
+        run(
+            "extract",
+            str(basic_repo),
+            "-q",
+            "--db",
+            str(db),
+            "--repo-name",
+            "acme/x",
+            "-o",
+            str(tmp_path / "o"),
+        )[0]
+        == 0
+    )
+    for fmt in ("jsonl", "json", "sarif", "csv"):
+        code, out, err = run("export", f"{basic_repo}@HEAD", "--db", str(db), "--format", fmt)
+        assert code == 0, err
+        assert "Engine.__init__" in out
+    code, _, err = run("export", f"{basic_repo}@HEAD", "--db", str(tmp_path / "none.db"))
+    assert code == 2 and "no stored scan" in err
+
+
+def test_sarif_is_valid_and_fingerprinted(basic_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.sarif"
+    code, _, err = run(
+        "extract",
+        str(basic_repo),
+        "--format",
+        "sarif",
+        "-o",
+        str(out),
+        "-q",
+        "--repo-name",
+        "acme/engine",
+    )
+    assert code == 0, err
+    document = json.loads(out.read_text())
+    jsonschema.validate(document, SCHEMA)
+    run_ = document["runs"][0]
+    assert run_["tool"]["driver"]["name"] == "errscan"
+    assert run_["tool"]["driver"]["version"] == errscan.__version__
+    records = errscan.extract(str(basic_repo), repo_name="acme/engine").records
+    assert run_["versionControlProvenance"][0]["revisionId"] == records[0].commit
+    assert [r["partialFingerprints"]["errscanId/v1"] for r in run_["results"]] == [
+        r.id for r in records
+    ]
+    first = run_["results"][0]["locations"][0]["physicalLocation"]
+    assert first["region"]["startLine"] == records[0].line
+
+
+MULTITOOL = shutil.which("sarif-multitool")
+
+
+@pytest.mark.skipif(
+    MULTITOOL is None,
+    reason="npm's @microsoft/sarif-multitool is not installed (.ci/run installs it)",
+)
+def test_sarif_multitool_finds_no_errors_or_warnings(basic_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.sarif"
+    assert run("extract", str(basic_repo), "--format", "sarif", "-o", str(out), "-q")[0] == 0
+    report = tmp_path / "validation.sarif"
+    assert MULTITOOL is not None
+    subprocess.run(
+        [MULTITOOL, "validate", str(out), "-o", str(report)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    found = json.loads(report.read_text())["runs"][0].get("results", [])
+    assert [
+        (r["ruleId"], r.get("level")) for r in found if r.get("level") in ("error", "warning")
+    ] == []
+
+
+def test_older_database_is_migrated_forward(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    store_stage.MIGRATIONS[0](db)
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+    store = store_stage.Store.open(path)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == store_stage.SCHEMA_VERSION
+    columns = [row[1] for row in store.db.execute("PRAGMA table_info(scans)")]
+    assert "commit_date" in columns
+    store.close()
+
+
+def test_corrupt_or_locked_store_is_one_line_and_exit_2(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database at all" * 100)
+    code, _out, err = run("scans", "--db", str(corrupt))
+    assert (
+        code == 2
+        and err.startswith("errscan: error: cannot use the store")
+        and len(err.splitlines()) == 1
+    )
+    locked = tmp_path / "locked.db"
+    store_stage.Store.open(locked).close()
+    monkeypatch.setattr(store_stage, "_LOCK_WAIT", 0.5)
+    holder = sqlite3.connect(locked, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        code, _out, err = run(
+            "extract", str(basic_repo), "-q", "--db", str(locked), "-o", str(tmp_path / "o")
+        )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 2 and "locked" in err and len(err.strip().splitlines()) == 1
+
+
+def test_show_and_lookup_read_the_store_by_default(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run("extract", str(basic_repo), "-q", "--db", "errscan.db", "-o", "o.jsonl")[0] == 0
+    code, out, _ = run("lookup", "cannot load 'setup.cfg'")
+    assert code == 0 and "pkg/engine.py:35" in out
+    record_id = out.split()[0]
+    code, out, _ = run("show", record_id)
+    assert code == 0 and "Thrown at pkg/engine.py:35" in out
