@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import git
-
 from errscan.analyzer import cache, files, link, output, replay, repo
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import lookup as lookup_stage
@@ -262,12 +260,9 @@ def store_scan(
 def _commit_date(result: ScanResult, options: dict[str, Any]) -> str | None:
     """The commit's date, where the repository is at hand (a local path or the clone cache)."""
     try:
-        target = repo.parse_target(f"{options.get('target', '')}")
-        commit = repo.resolve(target, _cache_root(options.get("cache_dir")), None)
-        handle = repo.open_repo(commit.git_dir)
-        date: str = handle.git.show("-s", "--format=%cI", result.commit).strip()
-        return date or None
-    except (InputError, git.GitCommandError, ValueError):
+        target = repo.parse_target(f"{options.get('target', '')}@{result.commit}")
+        return repo.commit_date(repo.resolve(target, _cache_root(options.get("cache_dir"))))
+    except InputError:
         return None
 
 

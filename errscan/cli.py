@@ -18,7 +18,7 @@ from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_SOME_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class TargetType(click.ParamType):  # type: ignore[type-arg]
@@ -388,6 +388,40 @@ def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -
         click.echo(diff_stage.markdown(changes))
     else:
         click.echo(diff_stage.text(changes), nl=False)
+    return EXIT_OK
+
+
+@cli.command(name="track")
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option(
+    "--db",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_DB",
+    help="The store [default: the config's db, else errscan.db].",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where report.md and report.json go.",
+)
+@click.option("--cache-dir", type=click.Path(path_type=Path), envvar="ERRSCAN_CACHE_DIR")
+def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Path | None) -> int:
+    """Scan each new commit of the repositories CONFIG follows, store it, report changes.
+
+    Exit code 0 when every repository went well, 3 when some failed, 2 for a bad config.
+    """
+    from errscan.track import track
+
+    outcomes = track(config, db, report_dir, cache_dir)
+    for outcome in outcomes:
+        counts = outcome.changes.counts() if outcome.changes else None
+        detail = outcome.error or (", ".join(f"{v} {k}" for k, v in counts.items())
+                                   if counts else "")  # fmt: skip
+        click.echo(f"{outcome.repo}: {outcome.status} {outcome.commit[:12]} {detail}".rstrip())
+    if any(o.status == "failed" for o in outcomes):
+        click.get_current_context().exit(EXIT_SOME_FAILED)
     return EXIT_OK
 
 

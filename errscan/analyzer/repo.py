@@ -271,3 +271,12 @@ def _reason(exc: git.GitCommandError) -> str:
     lines = [line.removeprefix("stderr: ").strip("'").strip() for line in lines]
     text = " ".join(line for line in lines if line)
     return text or f"exit code {exc.status}"
+
+
+def commit_date(commit: Commit) -> str | None:
+    """The commit's committer date in ISO 8601, or None where git cannot say."""
+    try:
+        date: str = open_repo(commit.git_dir).git.show("-s", "--format=%cI", commit.sha)
+    except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    return date.strip() or None
