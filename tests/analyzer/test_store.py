@@ -213,3 +213,75 @@ def test_show_and_lookup_read_the_store_by_default(
     record_id = out.split()[0]
     code, out, _ = run("show", record_id)
     assert code == 0 and "Thrown at pkg/engine.py:35" in out
+
+
+def test_two_processes_writing_one_store_lose_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.support import build_repo
+
+    repos = [build_repo(tmp_path / f"r{i}", "basic") for i in range(4)]
+    db = tmp_path / "shared.db"
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "errscan",
+                "extract",
+                str(r),
+                "-q",
+                "--db",
+                str(db),
+                "--no-cache",
+                "-o",
+                str(tmp_path / f"o{i}.jsonl"),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, r in enumerate(repos)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, results
+    store = store_stage.Store.open(db)
+    scans = store.scans()
+    assert sorted(s.repo for s in scans) == sorted(str(r) for r in repos)
+    assert all(len(store.records(s)) == 29 for s in scans)
+    store.close()
+
+
+def test_a_failed_save_leaves_no_half_scan(basic_repo: Path, tmp_path: Path) -> None:
+    result = errscan.extract(str(basic_repo))
+    store = store_stage.Store.open(tmp_path / "db")
+
+    class Boom(Exception):
+        pass
+
+    broken = errscan.ScanResult(
+        result.repo,
+        result.commit,
+        result.errscan_version,
+        result.records,
+        result.file_errors,
+        result.stats,
+    )
+    original = store.db
+
+    class Failing:
+        def __getattr__(self, name: str) -> object:
+            return getattr(original, name)
+
+        def executemany(self, sql: str, rows: object) -> object:
+            if "file_errors" in sql:
+                raise Boom
+            return original.executemany(sql, rows)  # type: ignore[arg-type]
+
+    store.db = Failing()  # type: ignore[assignment]
+    with pytest.raises(Boom):
+        store.save(broken, "{}", None)
+    store.db = original
+    assert store.scans() == []
+    assert store.db.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 0
+    store.close()
