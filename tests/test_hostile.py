@@ -23,12 +23,13 @@ from tests.support import build_repo, commit_all, git, write
 
 
 def add_generated(repo: Path, tmp_path: Path) -> None:
+    pad = "#" * 190
     big = "".join(
-        f"def f{i}(x):\n    if x == {i}:\n        raise ValueError(f'case {i}: {{x}}')\n"
+        f"def f{i}(x):\n    {pad}\n    if x == {i}:\n        raise ValueError(f'case {i}: {{x}}')\n"
         for i in range(20_000)
     )
-    write(repo, "gen/big.py", big)  # about 1.5 MB, 20,000 raise sites
-    write(repo, "gen/huge.py", "# padding\n" * 350_000 + big[:100_000])  # over 5 MB
+    assert len(big) > 5_000_000
+    write(repo, "gen/big.py", big)  # over 5 MB, 20,000 raise sites
     write(repo, "gen/minified.py", "x=1;" * 250_000 + "raise ValueError('minified')\n")
     write(repo, "gen/long_line.py", f"x = '{'a' * 200_000}'\nraise ValueError('after')\n")
     write(repo, "gen/deep_expr.py", f"x = {'1+' * 100_000}1\n")
@@ -93,7 +94,7 @@ def test_every_file_is_extracted_or_an_error(hostile: Path, tmp_path: Path) -> N
     out = cwd / "records.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "errscan", "extract", f"{hostile}@HEAD", "--include-tests",
-         "-o", str(out)],
+         "--context", "2", "-o", str(out)],
         cwd=cwd, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
