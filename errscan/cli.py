@@ -90,6 +90,20 @@ class ErrscanGroup(click.Group):
             ctx.exit(EXIT_INTERNAL)
 
 
+_CACHE_DIR_OPTION = click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_CACHE_DIR",
+    help="Remote clones, results and outputs [default: ~/.cache/errscan].",
+)
+_DB = click.option(
+    "--db",
+    type=click.Path(path_type=Path),
+    envvar="ERRSCAN_DB",
+    help="The store, SQLite [default: errscan.db; for track, the config's db first].",
+)
+
+
 @click.group(cls=ErrscanGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(errscan.__version__, prog_name="errscan")
 def cli() -> None:
@@ -123,12 +137,7 @@ def cli() -> None:
     show_default=True,
     help="Lines of code kept on each side of a site.",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path),
-    envvar="ERRSCAN_CACHE_DIR",
-    help="Where remote clones are kept [default: ~/.cache/errscan].",
-)
+@_CACHE_DIR_OPTION
 @click.option(
     "--repo-name",
     metavar="OWNER/NAME",
@@ -149,12 +158,7 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
-@click.option(
-    "--db",
-    type=click.Path(path_type=Path),
-    envvar="ERRSCAN_DB",
-    help="Keep the scan in this store too (SQLite).",
-)
+@_DB
 def extract(
     target: str,
     fmt: str,
@@ -249,14 +253,6 @@ def _records(
         return list(store.all_records())
     finally:
         store.close()
-
-
-_DB = click.option(
-    "--db",
-    type=click.Path(path_type=Path),
-    envvar="ERRSCAN_DB",
-    help="The store [default: errscan.db].",
-)
 
 
 _FROM = click.option("--from", "source", metavar="FILE", help="Records errscan wrote (jsonl/json).")
@@ -393,12 +389,7 @@ def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -
 
 @cli.command(name="track")
 @click.argument("config", type=click.Path(path_type=Path))
-@click.option(
-    "--db",
-    type=click.Path(path_type=Path),
-    envvar="ERRSCAN_DB",
-    help="The store [default: the config's db, else errscan.db].",
-)
+@_DB
 @click.option(
     "--report-dir",
     type=click.Path(path_type=Path),
@@ -406,7 +397,7 @@ def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -
     show_default=True,
     help="Where report.md and report.json go.",
 )
-@click.option("--cache-dir", type=click.Path(path_type=Path), envvar="ERRSCAN_CACHE_DIR")
+@_CACHE_DIR_OPTION
 def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Path | None) -> int:
     """Scan each new commit of the repositories CONFIG follows, store it, report changes.
 
@@ -428,14 +419,6 @@ def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Pa
 @cli.group("cache")
 def cache_group() -> None:
     """Inspect or shrink the result cache."""
-
-
-_CACHE_DIR_OPTION = click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path),
-    envvar="ERRSCAN_CACHE_DIR",
-    help="The cache dir [default: ~/.cache/errscan].",
-)
 
 
 @cache_group.command("info")
