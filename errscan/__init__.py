@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 import sys
@@ -58,6 +59,18 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 
+def _build_id() -> str:
+    """The version and a digest of errscan's own sources: cached results and outputs of
+    other code (an edited checkout under the same version) are never taken for ours."""
+    digest = hashlib.sha256(__version__.encode())
+    for source in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+_BUILD = _build_id()
+
+
 def default_cache_dir() -> Path:
     """ERRSCAN_CACHE_DIR, else the user cache dir (XDG_CACHE_HOME or ~/.cache) / errscan."""
     explicit = os.environ.get("ERRSCAN_CACHE_DIR")
@@ -99,7 +112,7 @@ class Scan:
     def replay_key(self, fmt: str) -> str:
         """What decides this scan's output in format `fmt`: the key of a stored output."""
         opts = self._opts
-        return replay.key(self.commit, self.repo, opts.filters, opts.context, __version__, fmt)
+        return replay.key(self.commit, self.repo, opts.filters, opts.context, _BUILD, fmt)
 
     def __iter__(self) -> Iterator[ErrorRecord]:
         if self._iterated:
@@ -226,9 +239,9 @@ def export(
 def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
     """The result cache, or with use_cache=False an in-memory one for this scan alone."""
     if opts.use_cache:
-        results = cache.ResultCache.open(opts.cache_root, __version__, opts.context)
+        results = cache.ResultCache.open(opts.cache_root, _BUILD, opts.context)
     else:
-        results = cache.ResultCache.in_memory(__version__, opts.context)
+        results = cache.ResultCache.in_memory(_BUILD, opts.context)
     try:
         yield results
         if opts.use_cache:
