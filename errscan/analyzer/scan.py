@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 _BATCH_BYTES = 256 * 1024  # files go to a worker in batches of about this much source
 _BATCH_FILES = 32
 _POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
-_CHUNK = 1000  # entries whose stored results are read back at once
+_CHUNK = 256  # entries whose stored results are read back at once
 Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
 
 
