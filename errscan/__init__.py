@@ -273,7 +273,8 @@ def store_scan(
 def _commit_date(result: ScanResult, options: dict[str, Any]) -> str | None:
     """The commit's date, where the repository is at hand (a local path or the clone cache)."""
     try:
-        target = repo.parse_target(f"{options.get('target', '')}@{result.commit}")
+        where = repo.parse_target(str(options.get("target", ""))).repo
+        target = repo.Target(where, result.commit)  # the sha: no network, whatever REV was
         return repo.commit_date(repo.resolve(target, _cache_root(options.get("cache_dir"))))
     except InputError:
         return None

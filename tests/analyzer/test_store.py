@@ -285,3 +285,17 @@ def test_a_failed_save_leaves_no_half_scan(basic_repo: Path, tmp_path: Path) -> 
     assert store.scans() == []
     assert store.db.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 0
     store.close()
+
+
+def test_commit_date_is_stored_for_a_target_with_a_revision(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "errscan.db"
+    code, _, err = run(
+        "extract", f"{basic_repo}@main", "-q", "--db", str(db), "-o", str(tmp_path / "o")
+    )
+    assert code == 0, err
+    store = store_stage.Store.open(db)
+    (scan,) = store.scans()
+    store.close()
+    assert scan.commit_date is not None and scan.commit_date.startswith("2026-01-01")
