@@ -39,20 +39,14 @@ class TargetType(click.ParamType):  # type: ignore[type-arg]
 
 @dataclass(frozen=True)
 class ExtractOptions:
+    """What `extract` was asked: where the output goes, and the API's scan options."""
+
     target: str
     fmt: str
     output: Path | None
-    include_tests: bool
-    include: tuple[str, ...]
-    exclude: tuple[str, ...]
-    context: int
-    cache_dir: Path | None
-    repo_name: str | None
-    jobs: int | None
-    file_timeout: float
-    use_cache: bool
     quiet: bool
-    db: Path | None = None
+    db: Path | None
+    scan: dict[str, Any]
 
 
 class ErrscanGroup(click.Group):
@@ -180,41 +174,25 @@ def extract(
     REPO is a GitHub OWNER/NAME, a git URL or a local path; REV a sha, tag or branch
     (HEAD where a local path has no @REV).
     """
-    options = ExtractOptions(
-        target,
-        fmt,
-        output_path,
-        include_tests,
-        include,
-        exclude,
-        context,
-        cache_dir,
-        repo_name,
-        jobs,
-        file_timeout,
-        not no_cache,
-        quiet,
-        db,
-    )
-    return run_extract(options)
+    scan = {
+        "include_tests": include_tests,
+        "include": include,
+        "exclude": exclude,
+        "context": context,
+        "cache_dir": cache_dir,
+        "repo_name": repo_name,
+        "jobs": jobs,
+        "file_timeout": file_timeout or None,
+        "use_cache": not no_cache,
+    }
+    return run_extract(ExtractOptions(target, fmt, output_path, quiet, db, scan))
 
 
 def run_extract(options: ExtractOptions) -> int:
     if options.output is not None:
         output.check_writable(options.output)
     bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
-    settings: dict[str, Any] = {
-        "include_tests": options.include_tests,
-        "include": options.include,
-        "exclude": options.exclude,
-        "context": options.context,
-        "cache_dir": options.cache_dir,
-        "repo_name": options.repo_name,
-        "jobs": options.jobs,
-        "file_timeout": options.file_timeout or None,
-        "use_cache": options.use_cache,
-        "progress": bar,
-    }
+    settings = {**options.scan, "progress": bar}
     if options.db is None:
         stats = errscan.export(options.target, options.fmt, options.output, sys.stdout, **settings)
     else:  # kept in the store as well: the whole result is needed at once

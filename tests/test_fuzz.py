@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import errscan
+from errscan.models import MESSAGE_SOURCES, SITE_KINDS
 
 # hypothesmith compiles what it generates; Python's warnings about that code are not ours
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -30,6 +31,7 @@ def check(code: str | bytes) -> None:
     text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
     lines = max(1, len(text.splitlines()) + 1)
     for record in records:
+        assert record.kind in SITE_KINDS and record.message_source in MESSAGE_SOURCES
         assert 1 <= record.line <= record.end_line <= lines
         assert record.context.start_line <= record.line <= record.context.end_line
         if record.message is not None:

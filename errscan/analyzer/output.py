@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from errscan.analyzer import sarif
+from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, ScanStats
 
@@ -82,8 +83,6 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
             yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return
     if fmt == "sarif":
-        from errscan.analyzer.repo import display_name
-
         records = list(scanned)
         web = display_name(scanned.repo)[1] if scanned.repo else None
         yield from sarif.render(records, scanned.repo, scanned.commit, version, web)

@@ -140,9 +140,7 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
     try:
         constants = bindings.Constants(parsed.tree)
         imported = list(summary.imports(parsed.tree))
-        found, factories = sites.extract_with_factories(
-            parsed.tree, parsed.src, radius, constants, imported
-        )
+        found, factories = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
         facts = summary.summarize(parsed.tree, parsed.src, constants, factories)
     except (RecursionError, MemoryError) as exc:
         return FileResult(path, error=FileError(path, f"too deeply nested: {type(exc).__name__}"))

@@ -50,17 +50,6 @@ def extract(
     radius: int = 15,
     constants: bindings.Constants | None = None,
     imported: Sequence[Import] = (),
-) -> list[Site]:
-    """Every site in `tree`, in source order."""
-    return extract_with_factories(tree, src, radius, constants, imported)[0]
-
-
-def extract_with_factories(
-    tree: ast.Module,
-    src: Source,
-    radius: int = 15,
-    constants: bindings.Constants | None = None,
-    imported: Sequence[Import] = (),
 ) -> tuple[list[Site], list[tuple[str, str]]]:
     """Every site in source order, and the functions that return or raise exactly one
     class by calling it (factories), with that class as written: one walk for both."""

@@ -23,13 +23,13 @@ def summarize(
     tree: ast.Module,
     src: Source,
     constants: bindings.Constants,
-    factories: Sequence[tuple[str, str]] | None = None,
+    factories: Sequence[tuple[str, str]],
 ) -> FileSummary:
-    """`factories`: found by the sites walk already, where it ran; else looked for here."""
+    """`factories`: what the sites walk found (sites.extract), so no second walk is made."""
     return FileSummary(
         imports=tuple(imports(tree)),
         classes=tuple(_classes(tree.body, (), src, constants)),
-        factories=tuple(factories if factories is not None else _factories(tree.body, ())),
+        factories=tuple(factories),
     )
 
 
@@ -154,33 +154,3 @@ class _InitLookup:
 
     def constant(self, node: ast.expr) -> ast.expr | None:
         return None
-
-
-def _factories(body: Sequence[ast.stmt], outer: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    """Functions that return or raise exactly one class (by its call), and that class."""
-    for stmt in body:
-        if isinstance(stmt, ast.ClassDef):
-            yield from _factories(stmt.body, (*outer, stmt.name))
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            qualname = ".".join((*outer, stmt.name))
-            made = set(_made(stmt.body))
-            if len(made) == 1 and None not in made:
-                yield qualname, str(made.pop())
-
-
-def _made(body: Sequence[ast.stmt]) -> Iterator[str | None]:
-    """What each return or raise of a function body builds: `E(...)` gives E, others None."""
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        value = stmt.value if isinstance(stmt, ast.Return) else None
-        value = stmt.exc if isinstance(stmt, ast.Raise) else value
-        if isinstance(stmt, ast.Return | ast.Raise):
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name | ast.Attribute):
-                yield ast.unparse(value.func)
-            else:
-                yield None
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stack.extend(getattr(stmt, field, None) or [])
