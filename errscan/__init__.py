@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from errscan.analyzer import cache, files, link, output, replay, repo
+from errscan.analyzer import cache, files, link, output, replay, repo, state
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import lookup as lookup_stage
 from errscan.analyzer import page as page_stage
 from errscan.analyzer import scan as scan_stage
 from errscan.analyzer import store as store_stage
 from errscan.analyzer.index import Index
-from errscan.analyzer.related import Related, features
+from errscan.analyzer.related import features
 from errscan.errors import InputError
-from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
+from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 __version__ = "0.1.0"
 __all__ = [
@@ -84,7 +84,9 @@ class Scan:
     """One scan under way: records stream out in (file, line, col) order as files are done.
 
     `repo`, `commit` and `files` are known at once; `file_errors` and `stats` are
-    complete once the records have been iterated to the end.
+    complete once the records have been iterated to the end. A file the last scan of
+    this repository (with these options) saw as it is now, and whose records nothing
+    changed reaches, gives back the records kept then, without linking or ranking.
     """
 
     def __init__(self, commit: repo.Commit, entries: list[files.BlobEntry], opts: _Options) -> None:
@@ -99,6 +101,11 @@ class Scan:
         self._entries = entries
         self._opts = opts
         self._iterated = False
+        wanted = opts.filters
+        self._lineage = state.lineage(
+            [commit.repo, commit.web, wanted.include_tests, list(wanted.include),
+             list(wanted.exclude), opts.context, _BUILD]
+        )  # fmt: skip
 
     @property
     def stats(self) -> ScanStats:
@@ -115,37 +122,107 @@ class Scan:
         return replay.key(self.commit, self.repo, opts.filters, opts.context, _BUILD, fmt)
 
     def __iter__(self) -> Iterator[ErrorRecord]:
+        for done in self._files():
+            if done.records is not None:
+                yield from done.records
+            elif done.block:
+                for line in done.block.split("\n")[:-1]:  # JSON escapes every newline
+                    yield ErrorRecord.from_dict(json.loads(line))
+
+    def jsonl_blocks(self) -> Iterator[str]:
+        """The records as jsonl, a file's worth of lines at a time (what iterating gives)."""
+        for done in self._files():
+            yield done.block
+
+    def _files(self) -> Iterator[_Done]:
         if self._iterated:
             raise RuntimeError("a Scan's records can be iterated once; call scan() again")
         self._iterated = True
         handle = repo.open_repo(self._source.git_dir)
         opts = self._opts
         read = functools.partial(files.read_files, handle)
-        with _result_store(opts) as results:
+        entries = self._entries
+        with _result_store(opts) as results, _kept_state(opts, self._lineage) as kept:
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
-            sha_of = {entry.path: entry.sha for entry in self._entries}
+            sha_of = {entry.path: entry.sha for entry in entries}
             index = Index(list(sha_of), lambda path: results.summary(sha_of[path]))
+            names: dict[str, str] = {}
+
+            def register(path: str, classes: list[str], factories: list[str]) -> None:
+                index.register(path, classes, factories)
+                names[path] = state.names_text(classes, factories)
+
             scan_stage.prepare(
+                read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
+                register,
+            )  # fmt: skip
+            plan = kept.plan(
+                entries, names, lambda path, text: index.defines(path, *state.names_of(text))
+            )
+            gone = [*plan.changed, *plan.removed]
+            kept.ranking.remove(gone)
+            changed = set(plan.changed)
+            todo = [entry for entry in entries if entry.path in changed]
+            for path, ranked in scan_stage.features(todo, results, self.repo):
+                kept.ranking.add(path, ranked)
+            kept.ranking.settle()
+            used = [f"p:{path}" for path in gone] + sorted(plan.renamed)
+            redo = changed | kept.ranking.rank() | kept.dependents(used)
+            kept.forget(plan.removed)
+            linked = scan_stage.stored(
                 read,
-                self._entries,
+                [entry for entry in entries if plan.relink_all or entry.path in redo],
                 results,
-                jobs,
                 opts.context,
                 opts.file_timeout,
-                opts.progress,
-                index.register,
             )
-            ranking = scan_stage.ranking(self._entries, results, self.repo)
-            stored = scan_stage.stored(
-                read, self._entries, results, opts.context, opts.file_timeout
+            for entry in entries:
+                if plan.relink_all or entry.path in redo:
+                    done = self._link(entry, next(linked), index, kept, names)
+                else:
+                    found = kept.kept(entry.path)
+                    block = found.block.replace(state.COMMIT_MARK, self.commit)
+                    done = _Done(None, block, found.count, found.error)
+                self.sites += done.count
+                if done.error is not None:
+                    self.file_errors.append(done.error)
+                yield done
+            kept.finish(self.commit)
+
+    def _link(
+        self,
+        entry: files.BlobEntry,
+        result: FileResult,
+        index: Index,
+        kept: state.State,
+        names: dict[str, str],
+    ) -> _Done:
+        """A file's records made anew, and kept for the next scan."""
+        lists = kept.ranking.lists(entry.path)
+        with index.reads() as deps:
+            records = link.link(
+                result.sites,
+                self.repo,
+                self.commit,
+                self._source.url,
+                index,
+                lambda record_id: lists.get(record_id, ()),
             )
-            for result in stored:
-                if result.error is not None:
-                    self.file_errors.append(result.error)
-                url = self._source.url
-                records = link.link(result.sites, self.repo, self.commit, url, index, ranking.of)
-                self.sites += len(records)
-                yield from records
+        block = output.jsonl_block(records)
+        marked = block.replace(self.commit, state.COMMIT_MARK)
+        digest = names.get(entry.path, "")
+        kept.keep(entry, digest, sorted(deps), marked, len(records), result.error)
+        return _Done(records, block, len(records), result.error)
+
+
+@dataclass(frozen=True)
+class _Done:
+    """One file's records: made now (records), or kept from the last scan (block only)."""
+
+    records: list[ErrorRecord] | None
+    block: str
+    count: int
+    error: FileError | None
 
 
 @dataclass(frozen=True)
@@ -233,6 +310,18 @@ def export(
             recorder.stats = running.stats  # an output with a time-out is not kept
     replay.prune(store, replay.DEFAULT_MAX_BYTES)
     return running.stats
+
+
+@contextlib.contextmanager
+def _kept_state(opts: _Options, lineage: str) -> Iterator[state.State]:
+    """The last scan's state for this lineage, or with use_cache=False a private one."""
+    kept = state.State.open(opts.cache_root, lineage) if opts.use_cache else state.State.private()
+    try:
+        yield kept
+    finally:
+        kept.close()
+    if opts.use_cache:
+        state.prune(opts.cache_root, cache.DEFAULT_MAX_BYTES // 4)
 
 
 @contextlib.contextmanager
@@ -367,20 +456,30 @@ def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
     finally:
         results.close()
     outputs, output_bytes = replay.usage(replay.Replay(root))
-    return dataclasses.replace(info, outputs=outputs, output_bytes=output_bytes)
+    states, state_bytes = state.usage(root)
+    return dataclasses.replace(
+        info,
+        outputs=outputs,
+        output_bytes=output_bytes,
+        states=states,
+        state_bytes=state_bytes,
+    )
 
 
 def prune_cache(
     cache_dir: str | Path | None = None, max_bytes: int = cache.DEFAULT_MAX_BYTES
 ) -> tuple[int, cache.CacheInfo]:
-    """Drop least recently used entries until `max_bytes` remain, stored outputs first
-    (they are cheap to make again from the results): how many, and what is left."""
+    """Drop least recently used entries until `max_bytes` remain, stored outputs first,
+    then scan states (both cheap to make again from the results): how many, and what
+    is left."""
     root = _cache_root(cache_dir)
     results = cache.ResultCache.open(root, __version__, 0)
     try:
-        budget = max(0, max_bytes - results.info().bytes)
-        dropped, kept = replay.prune(replay.Replay(root), budget)
-        dropped += results.prune(max(0, max_bytes - kept))
+        held = results.info().bytes
+        _, state_bytes = state.usage(root)
+        dropped, kept = replay.prune(replay.Replay(root), max(0, max_bytes - held - state_bytes))
+        dropped += state.prune(root, max(0, max_bytes - held - kept))
+        dropped += results.prune(max(0, max_bytes - kept - state.usage(root)[1]))
     finally:
         results.close()
     return dropped, cache_info(root)
@@ -396,9 +495,15 @@ def extract_source(
     """The records of one file's source; a file that does not parse gives no records."""
     result = scan_stage.scan_file(path, code, context)
     index = Index.of({path: result.summary})
-    ranking = Related()
     ordered = sorted(result.sites, key=lambda site: (site.line, site.col))
     site_ids = link.ids("", path, (link.key_fields(site) for site in ordered))
-    for site, site_id in zip(ordered, site_ids, strict=True):
-        ranking.add(site_id, path, features(site))
-    return link.link(result.sites, "", "", lambda _file, _line: None, index, ranking.of)
+    kept = state.State.private()
+    try:
+        kept.ranking.add(path, [(i, features(s)) for i, s in zip(site_ids, ordered, strict=True)])
+        kept.ranking.settle()
+        kept.ranking.rank()
+        lists = kept.ranking.lists(path)
+    finally:
+        kept.close()
+    related = lambda record_id: lists.get(record_id, ())  # noqa: E731
+    return link.link(result.sites, "", "", lambda _file, _line: None, index, related)

@@ -402,11 +402,12 @@ def cache_group() -> None:
 @cache_group.command("info")
 @_CACHE_DIR_OPTION
 def cache_info(cache_dir: Path | None) -> int:
-    """Where the result cache is, how many files it holds and its size."""
+    """Where the result cache is, what it holds (file results, outputs, scan states)."""
     info = errscan.cache_info(cache_dir)
     click.echo(
         f"{info.path}: {info.entries} file results, {info.bytes / 1e6:.1f} MB; "
-        f"{info.outputs} stored outputs, {info.output_bytes / 1e6:.1f} MB"
+        f"{info.outputs} stored outputs, {info.output_bytes / 1e6:.1f} MB; "
+        f"{info.states} scan states, {info.state_bytes / 1e6:.1f} MB"
     )
     return EXIT_OK
 
@@ -423,8 +424,9 @@ def cache_info(cache_dir: Path | None) -> int:
 def cache_prune(cache_dir: Path | None, max_mb: float) -> int:
     """Drop least recently used results down to --max-mb."""
     dropped, info = errscan.prune_cache(cache_dir, int(max_mb * 1e6))
-    left = (info.bytes + info.output_bytes) / 1e6
-    click.echo(f"dropped {dropped} entries; {info.entries + info.outputs} left, {left:.1f} MB")
+    left = (info.bytes + info.output_bytes + info.state_bytes) / 1e6
+    count = info.entries + info.outputs + info.states
+    click.echo(f"dropped {dropped} entries; {count} left, {left:.1f} MB")
     return EXIT_OK
 
 

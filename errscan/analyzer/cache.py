@@ -56,13 +56,16 @@ _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
 @dataclass(frozen=True)
 class CacheInfo:
-    """What the cache dir holds: per-file results, and whole outputs kept for replay."""
+    """What the cache dir holds: per-file results, whole outputs kept for replay, and
+    the last scan's state of each repository."""
 
     path: str
     entries: int
     bytes: int
     outputs: int = 0
     output_bytes: int = 0
+    states: int = 0  # the last scan of each repository (and options), for incremental rescans
+    state_bytes: int = 0
 
 
 def options_digest(version: str, radius: int) -> str:

@@ -8,9 +8,11 @@ index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Except
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from errscan.models import ClassInfo, FileSummary, Import
 
@@ -21,6 +23,8 @@ BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
 }
 _STOP = ("Exception", "BaseException")
 _MAX_HOPS = 16
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _FACTS_CACHED = 512  # files whose imports and classes are kept decoded at once
 
 
@@ -73,8 +77,9 @@ class Index:
         self.factory_file: dict[str, str] = {}
         self._load = load
         self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
-        self._memo: dict[str, ExceptionInfo] = {}
-        self._resolved: dict[tuple[str, str], str | None] = {}
+        self._memo: dict[str, tuple[ExceptionInfo, frozenset[str]]] = {}
+        self._resolved: dict[tuple[str, str], tuple[str | None, frozenset[str]]] = {}
+        self._reading: list[set[str]] = []  # files read, per answer being worked out
 
     @classmethod
     def of(cls, summaries: Mapping[str, FileSummary]) -> Index:
@@ -96,6 +101,13 @@ class Index:
         for function in factories:
             self._claim(self.factory_file, f"{module}.{function}", path, stub)
 
+    def defines(self, path: str, classes: Sequence[str], factories: Sequence[str]) -> set[str]:
+        """The names a file's classes and factories take in the scan, as `reads` gives them."""
+        module = self.module_of.get(path)
+        if module is None:
+            return set()
+        return {f"c:{module}.{c}" for c in classes} | {f"f:{module}.{f}" for f in factories}
+
     @staticmethod
     def _claim(table: dict[str, str], name: str, path: str, stub: bool) -> None:
         held = table.get(name)
@@ -106,7 +118,43 @@ class Index:
         ):
             table[name] = path
 
+    @contextlib.contextmanager
+    def reads(self) -> Iterator[set[str]]:
+        """What the answers given inside the block depend on: `p:PATH` for a file's
+        summary, `c:NAME` and `f:NAME` for a class or factory name looked up, found or
+        not (a remembered answer counts what it was worked out from)."""
+        self._reading.append(set())
+        try:
+            yield self._reading[-1]
+        finally:
+            done = self._reading.pop()
+            if self._reading:
+                self._reading[-1].update(done)
+
+    def _remembered(self, memo: dict[_K, tuple[_V, frozenset[str]]], key: _K,
+                    work: Callable[[], _V]) -> _V:  # fmt: skip
+        found = memo.get(key)
+        if found is None:
+            with self.reads() as read:
+                value = work()
+            found = memo[key] = (value, frozenset(read))
+        elif self._reading:
+            self._reading[-1].update(found[1])
+        return found[0]
+
+    def _class_file(self, qualified: str) -> str | None:
+        if self._reading:
+            self._reading[-1].add(f"c:{qualified}")
+        return self.class_file.get(qualified)
+
+    def _factory_file(self, qualified: str) -> str | None:
+        if self._reading:
+            self._reading[-1].add(f"f:{qualified}")
+        return self.factory_file.get(qualified)
+
     def _facts(self, path: str) -> _FileFacts:
+        if self._reading:
+            self._reading[-1].add(f"p:{path}")
         facts = self._facts_cache.get(path)
         if facts is not None:
             self._facts_cache.move_to_end(path)
@@ -125,7 +173,7 @@ class Index:
         return facts
 
     def class_info(self, qualified: str) -> ClassInfo | None:
-        path = self.class_file.get(qualified)
+        path = self._class_file(qualified)
         if path is None:
             return None
         return self._facts(path).classes.get(qualified[len(self.module_of[path]) + 1 :])
@@ -133,10 +181,9 @@ class Index:
     def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
         """The fully qualified name `dotted`, as written in file `path`, refers to."""
         if hops == 0:
-            key = (path, dotted)
-            if key not in self._resolved:
-                self._resolved[key] = self._resolve(path, dotted, 0)
-            return self._resolved[key]
+            return self._remembered(
+                self._resolved, (path, dotted), lambda: self._resolve(path, dotted, 0)
+            )
         return self._resolve(path, dotted, hops)
 
     def _resolve(self, path: str, dotted: str, hops: int) -> str | None:
@@ -144,7 +191,7 @@ class Index:
         if module is None or hops > _MAX_HOPS:
             return None
         first, _, rest = dotted.partition(".")
-        if f"{module}.{first}" in self.class_file:
+        if self._class_file(f"{module}.{first}") is not None:
             return self._canonical(f"{module}.{dotted}", hops)
         imported = self._facts(path).imports.get(first)
         if imported is not None:
@@ -173,7 +220,7 @@ class Index:
 
     def _canonical(self, qualified: str, hops: int) -> str:
         """Follow re-exports inside the repository to where a class is defined."""
-        if qualified in self.class_file:
+        if self._class_file(qualified) is not None:
             return qualified
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
@@ -195,7 +242,7 @@ class Index:
             qualified = f"{module}.{owner}.{ref.split('.', 1)[1]}" if owner else None
         else:
             qualified = self.resolve(path, ref) or f"{module}.{ref}"
-        made_in = self.factory_file.get(qualified) if qualified else None
+        made_in = self._factory_file(qualified) if qualified else None
         if made_in is None or qualified is None:
             return None
         function = qualified[len(self.module_of[made_in]) + 1 :]
@@ -205,9 +252,7 @@ class Index:
     def exception_info(self, qualname: str | None) -> ExceptionInfo:
         if qualname is None:
             return ExceptionInfo(None, (), None, None)
-        if qualname not in self._memo:
-            self._memo[qualname] = self._info(qualname)
-        return self._memo[qualname]
+        return self._remembered(self._memo, qualname, lambda: self._info(qualname))
 
     def _info(self, qualname: str) -> ExceptionInfo:
         info = self.class_info(qualname)

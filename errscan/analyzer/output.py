@@ -71,14 +71,11 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
     in that order (records before file errors, so the document streams).
     """
     if fmt == "jsonl":
-        block: list[str] = []  # a few hundred records a write, not one
-        for record in scanned:
-            block.append(_dumps(record.to_dict()))
-            if len(block) == 256:
-                yield "\n".join(block) + "\n"
-                block.clear()
-        if block:
-            yield "\n".join(block) + "\n"
+        blocks = getattr(scanned, "jsonl_blocks", None)
+        if blocks is not None:  # a Scan: files' records as rendered, some kept from before
+            yield from _joined(blocks())
+        else:
+            yield from _joined(jsonl_block([record]) for record in scanned)
         for error in scanned.file_errors:
             yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return
@@ -111,6 +108,25 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
     yield _member("file_errors", [error.to_dict() for error in scanned.file_errors])
     yield _member("stats", scanned.stats.to_dict(), last=True)
     yield "}\n"
+
+
+def jsonl_block(records: Iterable[ErrorRecord]) -> str:
+    """Records as jsonl lines, each ended by a newline."""
+    return "".join(_dumps(record.to_dict()) + "\n" for record in records)
+
+
+def _joined(blocks: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """Blocks of text gathered into writes of at least `size` characters."""
+    pending: list[str] = []
+    held = 0
+    for block in blocks:
+        pending.append(block)
+        held += len(block)
+        if held >= size:
+            yield "".join(pending)
+            pending, held = [], 0
+    if pending:
+        yield "".join(pending)
 
 
 def _member(name: str, value: Any, last: bool = False) -> str:

@@ -6,22 +6,33 @@ The ranking, deterministic and documented here, scores a pair of records by
     2  for the same file,
     3  for each environment variable both depend on (two at most),
     1  for each name both guards test (three at most),
-    6  times the cosine similarity of their messages' words, weighted by TF-IDF,
-ties broken by nearness in the scan's (file, line) order, then by id. Only likely
-pairs are scored: the 5 records before and after in the same file, and records
-sharing an environment variable, a guard name, or one of the two rarest words of their
-message (names and words in more than 20 records are passed over), so the work grows
-with the number of records, not with its square.
+    6  times the cosine similarity of their messages' words, a word weighing
+       log(1 + 4096 / d), d the number of records using it rounded down to a power of 2,
+ties broken by nearness in the same file, then by id (records of other files after
+those of the same file). Only likely pairs are scored: the 5 records before and after
+in the same file, and records sharing an environment variable, a guard name, or one of
+the two rarest words of their message (by rounded count, then alphabetically); names
+and words in more than 20 records are passed over. So the work grows with the number
+of records, not with its square.
+
+A record's list depends only on its own features, its candidates' and the rounded
+counts of their words. The features live in SQLite (the scan's state, state.py), never
+all in memory; after a change of files, `Ranking.settle` marks each record whose list
+the change may reach, and `rank` ranks those again, giving what a ranking from scratch
+would.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 import math
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from errscan.models import Site
 
@@ -37,120 +48,276 @@ _WINDOW = 5
 _COMMON = 20
 _RARE_WORDS = 2
 _LIMIT = 5
+_SCALE = 4096
+_BATCH = 500  # values bound in one query, under SQLite's limit
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rec (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    feature TEXT NOT NULL,
+    related TEXT NOT NULL DEFAULT '[]',
+    dirty INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS rec_path ON rec (path, seq);
+CREATE INDEX IF NOT EXISTS rec_dirty ON rec (dirty) WHERE dirty != 0;
+CREATE TABLE IF NOT EXISTS word (word TEXT NOT NULL, id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS word_word ON word (word);
+CREATE INDEX IF NOT EXISTS word_id ON word (id);
+CREATE TABLE IF NOT EXISTS df (word TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS post (key TEXT NOT NULL, id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS post_key ON post (key);
+CREATE INDEX IF NOT EXISTS post_id ON post (id);
+"""
+# rec.dirty: 0 kept as ranked, 1 to rank again, 2 to rank again and its words' weights
+# (so its rarest words) changed. post: the keys that pick a record's candidates.
 
 
 def features(site: Site) -> list[object]:
-    """What ranking needs of a site, small enough to hold for every site of a scan."""
+    """What ranking needs of a site: function, environment variables, guard names, words."""
     message = "".join(p.text or " " for p in site.message_parts)
     words = sorted({w.lower() for w in _WORD.findall(message)})
     names = sorted({n for g in site.guards for n in _NAME.findall(g) if n not in _NOT_NAMES})
     return [site.function, list(site.env_vars), names, words]
 
 
-Feature = tuple[str, list[str], list[str], list[str]]
-
-
 @dataclass
 class _Entry:
     id: str
-    file: str
+    path: str
+    seq: int
     function: str
     cls: str
     env: frozenset[str]
     names: frozenset[str]
     words: list[str]
-    weights: dict[str, float] = field(default_factory=dict)
-    rare: list[str] = field(default_factory=list)
 
 
-class Related:
-    """Collects every record's features, then answers `of(id)`."""
+def _entry(record_id: str, path: str, seq: int, feature: str) -> _Entry:
+    function, env, names, words = json.loads(feature)
+    owner = [n for n in str(function).split(".") if n != "<locals>"]
+    cls = ".".join(owner[:-1]) if len(owner) > 1 else ""
+    return _Entry(record_id, path, seq, str(function), cls, frozenset(env), frozenset(names),
+                  list(words))  # fmt: skip
 
-    def __init__(self) -> None:
-        self._entries: list[_Entry] = []
-        self._by_id: dict[str, int] = {}
-        self._done = False
 
-    def add(self, record_id: str, file: str, feature: Sequence[object]) -> None:
-        function, env, names, words = feature
-        owner = [n for n in str(function).split(".") if n != "<locals>"]
-        cls = f"{file}:{'.'.join(owner[:-1])}" if len(owner) > 1 else ""
-        entry = _Entry(
-            record_id,
-            file,
-            f"{file}:{function}",
-            cls,
-            frozenset(str(x) for x in env),  # type: ignore[attr-defined]
-            frozenset(str(x) for x in names),  # type: ignore[attr-defined]
-            [str(x) for x in words],  # type: ignore[attr-defined]
+def _level(count: int) -> int:
+    """A word's count rounded to its power of two, as an exponent: 1 -> 1, 2..3 -> 2, ..."""
+    return max(0, int(count)).bit_length()
+
+
+def _weight(count: int) -> float:
+    return math.log(1 + _SCALE / (1 << max(0, _level(count) - 1)))
+
+
+class Ranking:
+    """The related-errors tables of one scan state: records in, lists out."""
+
+    def __init__(self, db: sqlite3.Connection, fresh: bool) -> None:
+        """`fresh`: the state holds no records yet, so every record is new."""
+        self._db = db
+        self._fresh = fresh
+        db.create_function("level", 1, _level, deterministic=True)
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS touched (key TEXT NOT NULL, delta INTEGER)")
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS old_df (word TEXT PRIMARY KEY, n INTEGER)")
+        db.execute("DELETE FROM touched")
+        db.execute("DELETE FROM old_df")
+
+    def remove(self, paths: Sequence[str]) -> None:
+        """Forget the records of these files (changed or gone)."""
+        for chunk in _chunks(list(paths)):
+            ids = [i for (i,) in _query(self._db, "SELECT id FROM rec WHERE path IN", chunk)]
+            for part in _chunks(ids):
+                self._forget(part)
+
+    def _forget(self, ids: list[str]) -> None:
+        marks = _marks(ids)
+        self._db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {marks}", ids)
+        words = Counter(w for (w,) in _query(self._db, "SELECT word FROM word WHERE id IN", ids))
+        self._count(words, -1)
+        for table in ("post", "word", "rec"):
+            self._db.execute(f"DELETE FROM {table} WHERE id IN {marks}", ids)
+
+    def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
+        """One file's records, (id, features) in (line, col) order."""
+        rows = [(rid, path, seq, json.dumps(list(f))) for seq, (rid, f) in enumerate(records)]
+        self._db.executemany(
+            "INSERT OR REPLACE INTO rec (id, path, seq, feature, dirty) VALUES (?, ?, ?, ?, 1)",
+            rows,
         )
-        self._by_id[record_id] = len(self._entries)
-        self._entries.append(entry)
+        words = [(str(w), rid) for rid, feature in records for w in feature[3]]  # type: ignore[attr-defined]
+        self._db.executemany("INSERT INTO word VALUES (?, ?)", words)
+        self._count(Counter(w for w, _ in words), +1)
 
-    def _finish(self) -> None:
-        self._done = True
-        df: dict[str, int] = defaultdict(int)
-        for entry in self._entries:
-            for word in entry.words:
-                df[word] += 1
-        total = max(1, len(self._entries))
-        self._postings: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for index, entry in enumerate(self._entries):
-            weights = {w: math.log(1 + total / df[w]) for w in entry.words}
-            norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-            entry.weights = {w: v / norm for w, v in weights.items()}
-            entry.rare = sorted(entry.words, key=lambda w: (df[w], w))[:_RARE_WORDS]
-            for key in _keys(entry):
-                self._postings[key].append(index)
+    def _count(self, words: Counter[str], sign: int) -> None:
+        if not self._fresh:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO old_df "
+                "SELECT ?1, COALESCE((SELECT n FROM df WHERE word = ?1), 0)",
+                [(w,) for w in words],
+            )
+        self._db.executemany(
+            "INSERT INTO df VALUES (?, ?) ON CONFLICT (word) DO UPDATE SET n = n + excluded.n",
+            [(w, sign * n) for w, n in words.items()],
+        )
 
-    def of(self, record_id: str) -> tuple[str, ...]:
-        if not self._done:
-            self._finish()
-        index = self._by_id.get(record_id)
-        if index is None:
-            return ()
-        entry = self._entries[index]
-        candidates: set[int] = set()
-        for near in range(index - _WINDOW, index + _WINDOW + 1):
-            if 0 <= near < len(self._entries) and self._entries[near].file == entry.file:
-                candidates.add(near)
-        for key in _keys(entry):
-            posting = self._postings.get(key, [])
-            if len(posting) <= _COMMON:
-                candidates.update(posting)
-        candidates.discard(index)
-        scored = []
-        for c in candidates:
-            other = self._entries[c]
-            scored.append((-_score(entry, other), abs(c - index), other.id))
-        best = heapq.nsmallest(_LIMIT, scored)
-        return tuple(record_id for score, _, record_id in best if score < 0)
+    def settle(self) -> None:
+        """After remove and add: index the keys of new records, and mark every record
+        whose list the changes may reach."""
+        db = self._db
+        if not self._fresh:
+            # a word's rounded count changed: the weights of records using it did too
+            db.execute(
+                "UPDATE rec SET dirty = 2 WHERE dirty = 0 AND id IN (SELECT w.id FROM word w "
+                "JOIN old_df o USING (word) LEFT JOIN df d USING (word) "
+                "WHERE level(o.n) != level(COALESCE(d.n, 0)))"
+            )
+        db.execute("DELETE FROM df WHERE n <= 0")
+        self._index_keys()
+        if self._fresh:
+            return
+        # sharing a key with a record gone, new or reweighted, where that key picks
+        # candidates (20 records or fewer) before or after the change
+        db.execute(
+            "UPDATE rec SET dirty = 1 WHERE dirty = 0 AND id IN (SELECT p.id FROM post p JOIN "
+            "(SELECT key, SUM(delta) AS delta, (SELECT COUNT(*) FROM post q WHERE q.key = t.key)"
+            " AS now FROM touched t GROUP BY key) c USING (key) "
+            f"WHERE c.now <= {_COMMON} OR c.now - c.delta <= {_COMMON})"
+        )
+        # in the window of a reweighted record (a new one's window is its own new file)
+        db.execute(
+            "UPDATE rec SET dirty = 1 WHERE dirty = 0 AND EXISTS (SELECT 1 FROM rec x "
+            "WHERE x.dirty = 2 AND x.path = rec.path "
+            f"AND x.seq BETWEEN rec.seq - {_WINDOW} AND rec.seq + {_WINDOW})"
+        )
+
+    def _index_keys(self) -> None:
+        """The keys (environment variables, guard names, rarest words) of marked records."""
+        db = self._db
+        last = -1
+        while True:  # a batch at a time: memory holds a batch, whatever the scan's size
+            batch = db.execute(
+                "SELECT rowid, id, feature, dirty FROM rec WHERE dirty != 0 AND rowid > ? "
+                f"ORDER BY rowid LIMIT {_BATCH}",
+                (last,),
+            ).fetchall()
+            if not batch:
+                return
+            last = batch[-1][0]
+            entries = [(rid, json.loads(feature), dirty) for _, rid, feature, dirty in batch]
+            counts = self._counts({w for _, f, _ in entries for w in f[3]})
+            reweighted = [rid for rid, _, dirty in entries if dirty == 2]
+            for part in _chunks(reweighted):
+                marks = _marks(part)
+                db.execute(
+                    f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {marks}", part
+                )
+                db.execute(f"DELETE FROM post WHERE id IN {marks}", part)
+            rows = []
+            for rid, (_function, env, names, words), _dirty in entries:
+                rare = sorted(words, key=lambda w: (_level(counts.get(w, 0)), w))[:_RARE_WORDS]
+                keys = [f"e:{n}" for n in env] + [f"n:{n}" for n in names]
+                rows += [(key, rid) for key in keys + [f"w:{w}" for w in rare]]
+            db.executemany("INSERT INTO post VALUES (?, ?)", rows)
+            if not self._fresh:
+                db.executemany("INSERT INTO touched VALUES (?, 1)", [(k,) for k, _ in rows])
+
+    def _counts(self, words: set[str]) -> dict[str, int]:
+        return dict(_query(self._db, "SELECT word, n FROM df WHERE word IN", sorted(words)))
+
+    def rank(self) -> set[str]:
+        """Rank the marked records again; the files where some record's list changed."""
+        db = self._db
+        paths = [p for (p,) in db.execute("SELECT DISTINCT path FROM rec WHERE dirty != 0")]
+        changed: set[str] = set()
+        for path in paths:
+            rows = db.execute(
+                "SELECT id, seq, feature, related, dirty FROM rec WHERE path = ? ORDER BY seq",
+                (path,),
+            ).fetchall()
+            updates = self._rank_file(path, rows)
+            if updates:
+                db.executemany("UPDATE rec SET related = ? WHERE id = ?", updates)
+                changed.add(path)
+            db.execute("UPDATE rec SET dirty = 0 WHERE path = ? AND dirty != 0", (path,))
+        return changed
+
+    def _rank_file(
+        self, path: str, rows: list[tuple[str, int, str, str, int]]
+    ) -> list[tuple[str, str]]:
+        file_entries = [_entry(rid, path, seq, feature) for rid, seq, feature, _, _ in rows]
+        marked = [e for e, row in zip(file_entries, rows, strict=True) if row[4]]
+        keys: dict[str, list[str]] = {}
+        for rid, key in _query(self._db, "SELECT id, key FROM post WHERE id IN",
+                               [e.id for e in marked]):  # fmt: skip
+            keys.setdefault(rid, []).append(key)
+        wanted = sorted({k for found in keys.values() for k in found})
+        usable = [k for k, n in _grouped(self._db, wanted) if n <= _COMMON]
+        members: dict[str, list[str]] = {}
+        for key, rid in _query(self._db, "SELECT key, id FROM post WHERE key IN", usable):
+            members.setdefault(key, []).append(rid)
+        by_id = {e.id: e for e in file_entries}
+        outside = sorted({r for found in members.values() for r in found} - by_id.keys())
+        for rid, other, seq, feature in _query(
+            self._db, "SELECT id, path, seq, feature FROM rec WHERE id IN", outside
+        ):
+            by_id[rid] = _entry(rid, other, seq, feature)
+        counts = self._counts({w for e in by_id.values() for w in e.words})
+        weights: dict[str, dict[str, float]] = {}
+        updates = []
+        old = {rid: related for rid, _, _, related, _ in rows}
+        for entry in marked:
+            window = file_entries[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
+            candidates = {e.id for e in window}  # seq is the place in the file: 0, 1, 2, ...
+            for key in keys.get(entry.id, ()):
+                candidates.update(members.get(key, ()))
+            candidates.discard(entry.id)
+            scored = []
+            for rid in candidates:
+                other = by_id[rid]
+                score = _score(entry, other, _weights(entry, counts, weights),
+                               _weights(other, counts, weights))  # fmt: skip
+                near = abs(other.seq - entry.seq) if other.path == entry.path else -1
+                scored.append((-score, near < 0, near, rid))
+            best = heapq.nsmallest(_LIMIT, scored)
+            text = json.dumps([rid for score, _, _, rid in best if score < 0])
+            if text != old[entry.id]:
+                updates.append((text, entry.id))
+        return updates
+
+    def lists(self, path: str) -> dict[str, tuple[str, ...]]:
+        """The related lists of one file's records, by id."""
+        rows = self._db.execute("SELECT id, related FROM rec WHERE path = ?", (path,))
+        return {rid: tuple(json.loads(related)) for rid, related in rows}
 
 
-def _keys(entry: _Entry) -> Iterable[tuple[str, str]]:
-    for name in entry.env:
-        yield ("env", name)
-    for name in entry.names:
-        yield ("name", name)
-    for word in entry.rare:
-        yield ("word", word)
+def _weights(
+    entry: _Entry, counts: dict[str, int], memo: dict[str, dict[str, float]]
+) -> dict[str, float]:
+    found = memo.get(entry.id)
+    if found is None:
+        raw = {w: _weight(counts.get(w, 1)) for w in entry.words}
+        norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
+        found = memo[entry.id] = {w: v / norm for w, v in raw.items()}
+    return found
 
 
-def _score(a: _Entry, b: _Entry) -> float:
+def _score(a: _Entry, b: _Entry, wa: dict[str, float], wb: dict[str, float]) -> float:
     score = 0.0
-    if a.function == b.function:
-        score += 8
-    if a.cls and a.cls == b.cls:
-        score += 4
-    if a.file == b.file:
+    same_file = a.path == b.path
+    if same_file:
         score += 2
+        if a.function == b.function:
+            score += 8
+        if a.cls and a.cls == b.cls:
+            score += 4
     if a.env and b.env:
         score += 3 * min(2, len(a.env & b.env))
     if a.names and b.names:
         score += min(3, len(a.names & b.names))
-    if a.weights and b.weights:
-        small, large = (a.weights, b.weights) if len(a.weights) <= len(b.weights) else (
-            b.weights, a.weights)  # fmt: skip
+    if wa and wb:
+        small, large = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
         dot = 0.0
         for word, weight in small.items():
             other = large.get(word)
@@ -158,3 +325,25 @@ def _score(a: _Entry, b: _Entry) -> float:
                 dot += weight * other
         score += 6 * dot
     return score
+
+
+def _grouped(db: sqlite3.Connection, keys: list[str]) -> Iterator[tuple[str, int]]:
+    for chunk in _chunks(keys):
+        yield from db.execute(
+            f"SELECT key, COUNT(*) FROM post WHERE key IN {_marks(chunk)} GROUP BY key", chunk
+        )
+
+
+def _query(db: sqlite3.Connection, head: str, values: Sequence[str]) -> Iterator[Any]:
+    """`head` + ` (?, ?, ...)` over `values`, a batch at a time."""
+    for chunk in _chunks(list(values)):
+        yield from db.execute(f"{head} {_marks(chunk)}", chunk)
+
+
+def _chunks(values: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(values), _BATCH):
+        yield values[start : start + _BATCH]
+
+
+def _marks(values: Sequence[object]) -> str:
+    return f"({','.join('?' * len(values))})"

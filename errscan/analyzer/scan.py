@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, SourceFile
 from errscan.analyzer.parse import parse
-from errscan.analyzer.related import Related
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
 
@@ -75,9 +74,10 @@ def prepare(
     results.put_many(fresh)
 
 
-def ranking(entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str) -> Related:
-    """Every site's id and ranking features, read from the cache, for related errors."""
-    found = Related()
+def features(
+    entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str
+) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
+    """Each file's sites as (id, ranking features), read from the cache, for related errors."""
     for start in range(0, len(entries), _CHUNK):
         chunk = entries[start : start + _CHUNK]
         stored = results.get_many([entry.sha for entry in chunk], column="features")
@@ -86,9 +86,7 @@ def ranking(entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str)
             if not decoded:
                 continue
             site_ids = link.ids(repo, entry.path, (key for key, _ in decoded))
-            for site_id, (_, feature) in zip(site_ids, decoded, strict=True):
-                found.add(site_id, entry.path, feature)
-    return found
+            yield entry.path, [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
 
 
 def stored(

@@ -1,0 +1,264 @@
+"""The last scan of a repository, kept so that the next scan redoes only what changed.
+
+One SQLite file per lineage (repository, link base, options and errscan build) under
+<cache>/state/: each file's blob sha, a digest of the classes and factories it
+defines, its records rendered as jsonl (the commit left out), the files its records'
+exceptions were resolved through, and the related-errors tables (related.py). A scan
+holds its lineage's write lock from planning to its last record and commits at the
+end: another errscan scanning the same lineage meanwhile works in a private state, and
+a scan cut short leaves the last one as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from errscan.analyzer import related
+from errscan.analyzer.files import BlobEntry
+from errscan.models import FileError
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS file (
+    path TEXT PRIMARY KEY,
+    sha TEXT NOT NULL,
+    names TEXT NOT NULL,
+    block TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS dep (path TEXT NOT NULL, used TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS dep_used ON dep (used);
+CREATE INDEX IF NOT EXISTS dep_path ON dep (path);
+"""
+COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON text)
+DEFAULT_MAX_STATES = 64
+_LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going private
+
+
+def lineage(parts: Sequence[object]) -> str:
+    return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()[:24]
+
+
+def names_text(classes: Sequence[str], factories: Sequence[str]) -> str:
+    return json.dumps([list(classes), list(factories)])
+
+
+def names_of(text: str) -> tuple[list[str], list[str]]:
+    classes, factories = json.loads(text)
+    return list(classes), list(factories)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a scan must redo against the kept state."""
+
+    changed: list[str]  # paths new, or with another blob
+    removed: list[str]  # paths gone
+    relink_all: bool  # nothing kept, or the set of paths (so module names) changed
+    renamed: set[str]  # class and factory names (`c:NAME`, `f:NAME`) defined or undefined
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One file's records as the last scan rendered them."""
+
+    block: str
+    count: int
+    error: FileError | None
+
+
+class State:
+    """One lineage's state, open in a write transaction until `finish` or `close`."""
+
+    def __init__(self, db: sqlite3.Connection, private: Path | None) -> None:
+        self.db = db
+        self._private = private  # a temp dir to remove on close
+        self.fresh = db.execute("SELECT COUNT(*) FROM file").fetchone()[0] == 0
+        self.ranking = related.Ranking(db, self.fresh)
+
+    @classmethod
+    def open(cls, cache_root: Path, key: str) -> State:
+        """The lineage's kept state, or a private one where another scan holds it."""
+        folder = cache_root / "state"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            db = _connect(folder / f"{key}.sqlite", _LOCK_WAIT)
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return cls.private()
+        with contextlib.suppress(OSError):
+            os.utime(folder / f"{key}.sqlite")  # for pruning, least recently used first
+        return cls(db, None)
+
+    @classmethod
+    def private(cls) -> State:
+        """A state for this scan alone, on disk in a temp dir (memory stays flat)."""
+        folder = Path(tempfile.mkdtemp(prefix="errscan-state-"))
+        db = _connect(folder / "state.sqlite", _LOCK_WAIT)
+        db.execute("BEGIN IMMEDIATE")
+        return cls(db, folder)
+
+    def plan(
+        self,
+        entries: Sequence[BlobEntry],
+        names: Mapping[str, str],
+        defines: Callable[[str, str], set[str]],
+    ) -> Plan:
+        """Against the kept scan: `names` are each file's class and factory names as kept
+        (names_text), `defines` the names such a text defines for the file at a path."""
+        db = self.db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS now (path TEXT PRIMARY KEY, sha TEXT)")
+        db.execute("DELETE FROM now")
+        db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?)",
+                       ((e.path, e.sha) for e in entries))  # fmt: skip
+        changed = db.execute(
+            "SELECT n.path, f.names FROM now n LEFT JOIN file f USING (path) "
+            "WHERE f.sha IS NULL OR f.sha != n.sha ORDER BY n.path"
+        ).fetchall()
+        gone = "SELECT path FROM file WHERE path NOT IN (SELECT path FROM now) ORDER BY path"
+        removed = [p for (p,) in db.execute(gone)]
+        added = any(old is None for _, old in changed)
+        renamed: set[str] = set()
+        for path, old in changed:
+            if old is not None and old != names.get(path):
+                renamed |= defines(path, old) ^ defines(path, names.get(path, "[[], []]"))
+        relink_all = self.fresh or added or bool(removed)
+        return Plan([p for p, _ in changed], removed, relink_all, renamed)
+
+    def dependents(self, used: Sequence[str]) -> set[str]:
+        """Files whose records' exceptions were resolved through one of `used` (what
+        Index.reads gives: files read, names looked up)."""
+        paths = sorted(used)
+        found: set[str] = set()
+        for start in range(0, len(paths), 500):
+            chunk = list(paths[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT DISTINCT path FROM dep WHERE used IN ({marks})"
+            found.update(p for (p,) in self.db.execute(query, chunk))
+        return found
+
+    def forget(self, paths: Sequence[str]) -> None:
+        for path in paths:
+            self.db.execute("DELETE FROM file WHERE path = ?", (path,))
+            self.db.execute("DELETE FROM dep WHERE path = ?", (path,))
+
+    def kept(self, path: str) -> Kept:
+        block, count, error = self.db.execute(
+            "SELECT block, count, error FROM file WHERE path = ?", (path,)
+        ).fetchone()
+        return Kept(block, count, _error(path, error))
+
+    def keep(
+        self,
+        entry: BlobEntry,
+        names: str,
+        deps: Sequence[str],
+        block: str,
+        count: int,
+        error: FileError | None,
+    ) -> None:
+        """One file's rendered records; a file that timed out is kept as one to redo."""
+        sha = "" if error is not None and error.transient else entry.sha
+        reason = None if error is None else json.dumps([error.reason, error.transient])
+        self.db.execute(
+            "INSERT OR REPLACE INTO file VALUES (?, ?, ?, ?, ?, ?)",
+            (entry.path, sha, names, block, count, reason),
+        )
+        self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
+        self.db.executemany("INSERT INTO dep VALUES (?, ?)", ((entry.path, d) for d in deps))
+
+    def finish(self, commit: str) -> None:
+        """Make this scan the kept one."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        self.db.close()
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+
+
+def _error(path: str, text: str | None) -> FileError | None:
+    if text is None:
+        return None
+    reason, transient = json.loads(text)
+    return FileError(path, str(reason), bool(transient))
+
+
+def _connect(path: Path, wait: float) -> sqlite3.Connection:
+    """The state file, made anew where it is of another layout or not a database."""
+    for attempt in range(2):
+        db = sqlite3.connect(path, timeout=wait, isolation_level=None)
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                db.execute("BEGIN IMMEDIATE")
+                for (table,) in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                ).fetchall():
+                    db.execute(f'DROP TABLE "{table}"')
+                for statement in (_SCHEMA + related.SCHEMA).split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+            raise
+        except sqlite3.DatabaseError:
+            db.close()
+            if attempt:
+                raise
+            path.unlink(missing_ok=True)  # not a database: start a new one
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
+def usage(cache_root: Path) -> tuple[int, int]:
+    """How many lineage states the cache holds, and their bytes."""
+    files = _states(cache_root)
+    return len(files), sum(size for _, size, _ in files)
+
+
+def prune(cache_root: Path, max_bytes: int, max_states: int = DEFAULT_MAX_STATES) -> int:
+    """Drop least recently used states until at most `max_states` and `max_bytes` remain."""
+    files = sorted(_states(cache_root), key=lambda found: found[2], reverse=True)
+    total = 0
+    dropped = 0
+    for count, (path, size, _) in enumerate(files):
+        total += size
+        if count >= max_states or total > max_bytes:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    Path(f"{path}{suffix}").unlink()
+            dropped += 1
+    return dropped
+
+
+def _states(cache_root: Path) -> list[tuple[Path, int, float]]:
+    """Each state file with its bytes (and its log's) and when it was last used."""
+    found = []
+    for path in (cache_root / "state").glob("*.sqlite"):
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            log = Path(f"{path}-wal")
+            size = stat.st_size + (log.stat().st_size if log.exists() else 0)
+            found.append((path, size, stat.st_mtime))
+    return found

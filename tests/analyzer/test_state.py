@@ -1,0 +1,198 @@
+"""The kept state of the last scan: an incremental rescan gives exactly a fresh scan's output."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import sqlite3
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+import errscan
+from errscan.analyzer import link, state
+from tests.support import build_repo, commit_all, git, write
+
+_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+
+
+def _fresh_and_incremental(repo: Path) -> None:
+    """The scan that reuses the kept state equals a scan from nothing, record for record
+    and byte for byte."""
+    kept = errscan.extract(str(repo))
+    fresh = errscan.extract(str(repo), use_cache=False)
+    assert kept.records == fresh.records
+    assert kept.file_errors == fresh.file_errors
+    assert kept.stats.sites == fresh.stats.sites
+
+
+def _jsonl(repo: Path, **options: object) -> str:
+    out = io.StringIO()
+    errscan.export(str(repo), "jsonl", stream=out, **options)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def _count_links(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    linked: list[str] = []
+    real = link.link
+
+    def counting(sites, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sites = list(sites)
+        linked.extend(sorted({site.file for site in sites}))
+        return real(sites, *args, **kwargs)
+
+    monkeypatch.setattr(link, "link", counting)
+    return linked
+
+
+def test_an_edit_relinks_only_what_it_reaches(
+    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    errscan.extract(str(basic_repo))
+    linked = _count_links(monkeypatch)
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    again = errscan.extract(str(basic_repo))
+    assert "pkg/latin.py" in linked
+    assert "pkg/engine.py" not in linked and "tests/test_engine.py" not in linked
+    monkeypatch.undo()
+    fresh = errscan.extract(str(basic_repo), use_cache=False)
+    assert again.records == fresh.records
+    assert _jsonl(basic_repo, use_cache=False) == _jsonl(basic_repo)
+
+
+def test_an_exception_class_change_reaches_the_files_raising_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = build_repo(tmp_path / "messages", "messages")
+    before = errscan.extract(str(repo))
+    errors = (repo / "msgs/errors.py").read_text(encoding="utf-8")
+    assert "class MsgsError(Exception):" in errors
+    write(repo, "msgs/errors.py", errors.replace("MsgsError(Exception)", "MsgsError(LookupError)"))
+    commit_all(repo, "rebase an exception")
+    linked = _count_links(monkeypatch)
+    after = errscan.extract(str(repo))
+    assert "msgs/cases.py" in linked  # it raises MsgsError's subclasses: not in the change
+    bases = {r.exception_bases for r in after.records} - {r.exception_bases for r in before.records}
+    assert any("LookupError" in b for b in bases)
+    monkeypatch.undo()
+    _fresh_and_incremental(repo)
+
+
+def _module(rng: random.Random, name: str, count: int) -> str:
+    lines = ["import os", "from pkg import errors", ""]
+    for i in range(count):
+        words = " ".join(rng.sample(_WORDS, 2))
+        lines.append(f"def {name}_{i}(value):")
+        if rng.random() < 0.4:
+            var = rng.choice(["MODE_A", "MODE_B"])
+            lines.append(f"    if os.environ.get({var!r}) and value > {i}:")
+        else:
+            lines.append(f"    if value > {i}:")
+        exc = rng.choice(["ValueError", "errors.Problem", "errors.Other"])
+        lines.append(f"        raise {exc}(f{(words + ' {value}')!r})")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _errors(rng: random.Random) -> str:
+    base = rng.choice(["ValueError", "KeyError", "RuntimeError"])
+    return (
+        f"class Problem({base}):\n    '''A problem.'''\n\n\n"
+        "class Other(Problem):\n    pass\n\n\n"
+        f"def fail(x):\n    raise Problem(f'{rng.choice(_WORDS)} {{x}}')\n"
+    )
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("ERRSCAN_STATE_SEEDS", "8"))))
+def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> None:
+    """Commits that edit, add and remove files, move words across the related-errors
+    thresholds (a word in over 20 records, counts crossing a power of two) and change
+    exception classes: after each, the incremental scan equals a fresh one."""
+    rng = random.Random(seed)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/errors.py", _errors(rng))
+    modules = {f"pkg/m{i}.py": rng.randint(3, 12) for i in range(4)}
+    for path, count in modules.items():
+        write(repo, path, _module(rng, Path(path).stem, count))
+    commit_all(repo, "start")
+    _fresh_and_incremental(repo)
+    for step in range(6):
+        action = rng.choice(["edit", "edit", "edit", "add", "remove", "errors"])
+        if action == "edit" or (action == "remove" and len(modules) < 2):
+            path = rng.choice(sorted(modules))
+            modules[path] = max(0, modules[path] + rng.randint(-4, 6))
+            write(repo, path, _module(rng, Path(path).stem, modules[path]))
+        elif action == "add":
+            path = f"pkg/n{step}.py"
+            modules[path] = rng.randint(1, 8)
+            write(repo, path, _module(rng, Path(path).stem, modules[path]))
+        elif action == "remove":
+            path = rng.choice(sorted(modules))
+            del modules[path]
+            (repo / path).unlink()
+        else:
+            write(repo, "pkg/errors.py", _errors(rng))
+        commit_all(repo, f"step {step}: {action}")
+        _fresh_and_incremental(repo)
+
+
+def test_a_scan_cut_short_keeps_the_last_state(basic_repo: Path, _private_cache: Path) -> None:
+    errscan.extract(str(basic_repo))
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    running = errscan.scan(str(basic_repo))
+    iterator = iter(running)
+    assert isinstance(iterator, Generator)
+    next(iterator)
+    iterator.close()  # the consumer stopped: nothing of this scan is kept
+    (kept,) = (_private_cache / "state").glob("*.sqlite")
+    db = sqlite3.connect(kept)
+    (commit,) = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    db.close()
+    assert commit == git(basic_repo, "rev-parse", "HEAD~1")
+    _fresh_and_incremental(basic_repo)
+
+
+def test_a_damaged_state_is_made_anew(basic_repo: Path, _private_cache: Path) -> None:
+    errscan.extract(str(basic_repo))
+    (kept,) = (_private_cache / "state").glob("*.sqlite")
+    kept.write_bytes(b"not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{kept}{suffix}").unlink(missing_ok=True)
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write("\n\ndef added():\n    raise ValueError('x')\n")
+    commit_all(basic_repo, "edit")
+    _fresh_and_incremental(basic_repo)
+
+
+def test_a_busy_state_gives_a_private_one(basic_repo: Path, _private_cache: Path) -> None:
+    errscan.extract(str(basic_repo))
+    (kept,) = (_private_cache / "state").glob("*.sqlite")
+    holder = sqlite3.connect(kept, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another errscan scanning this lineage
+    try:
+        _fresh_and_incremental(basic_repo)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_states_are_pruned_least_recently_used_first(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    for i in range(5):
+        path = folder / f"{i}.sqlite"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (1000 + i, 1000 + i))
+    assert state.prune(tmp_path, max_bytes=10_000, max_states=3) == 2
+    assert sorted(p.name for p in folder.iterdir()) == ["2.sqlite", "3.sqlite", "4.sqlite"]
+    assert state.prune(tmp_path, max_bytes=250) == 1
+    assert state.usage(tmp_path) == (2, 200)
