@@ -6,8 +6,12 @@ Builds its corpus itself: the packages' wheels from PyPI (a wheel carries the .p
 sources), unpacked and committed into a throwaway git repository under a temp dir.
 Every measurement runs in a fresh Python process; times are taken inside it, after
 interpreter start-up and before exit, for the baseline and for errscan alike
-(errscan's include importing errscan). Prints seconds, the ratio to the baseline,
-peak RSS (the largest of the process and its workers), and the targets of issue 5.
+(errscan's include importing errscan). Each phase runs --repeat times (each cold run
+with an empty cache, each incremental run from the cache as the warm run left it)
+and the median counts, as timings on a shared machine vary by tens of percent.
+Prints seconds, the ratio to the baseline, peak RSS (the largest of the process and
+its workers), and the targets of issue 5; checks that the incremental output equals
+a cold scan's of the same commit.
 """
 
 from __future__ import annotations
@@ -119,14 +123,22 @@ def row(name: str, seconds: float, base: float, rss_kb: float) -> str:
     return f"{name:<34} {seconds:8.3f} s {seconds / base:8.3f}x {rss_kb / 1024:9.1f} MB"
 
 
+def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The run of median time, with the largest peak RSS of them all."""
+    ordered = sorted(runs, key=lambda run: run["seconds"])
+    return {**ordered[len(ordered) // 2], "rss_kb": max(run["rss_kb"] for run in runs)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packages", nargs="+", default=["SQLAlchemy", "pip"])
     parser.add_argument("--synthetic", type=int, default=10_000, help="files; 0 skips it")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per phase; the median counts")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
     options = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="errscan-bench-"))
+    reps = range(max(1, options.repeat))
     try:
         corpus = build_corpus(options.packages, tmp)
         paths = scanned_paths(corpus)
@@ -135,21 +147,34 @@ def main() -> int:
         print(f"machine: {machine}, Python {platform.python_version()}")
         names = " + ".join(options.packages)
         print(f"corpus: {names} wheels, {len(paths)} files, {size / 1e6:.1f} MB")
-        cache = tmp / "cache"
-        base = baseline(corpus, tmp)
+        print(f"each phase run {len(reps)} times: the median time, the largest peak RSS")
+        base = median_run([baseline(corpus, tmp) for _ in reps])
         b = base["seconds"]
         print(f"{'phase':<34} {'seconds':>10} {'ratio':>9} {'peak RSS':>12}")
         print(row("baseline ast.parse + walk (1 proc)", b, b, base["rss_kb"]))
-        cold = errscan_run(corpus, cache, tmp / "cold.jsonl", options.jobs)
+        cold = median_run(
+            [errscan_run(corpus, tmp / f"cache{i}", tmp / "cold.jsonl", options.jobs) for i in reps]
+        )
         print(row("errscan cold (empty cache)", cold["seconds"], b, cold["rss_kb"]))
-        warm = errscan_run(corpus, cache, tmp / "warm.jsonl", options.jobs)
+        cache = tmp / f"cache{reps[-1]}"
+        warm = median_run(
+            [errscan_run(corpus, cache, tmp / "warm.jsonl", options.jobs) for _ in reps]
+        )
         print(row("errscan warm (same commit)", warm["seconds"], b, warm["rss_kb"]))
         same = (tmp / "cold.jsonl").read_bytes() == (tmp / "warm.jsonl").read_bytes()
         change_files(corpus, 10)
-        incr = errscan_run(corpus, cache, tmp / "incr.jsonl", options.jobs)
+        runs = []
+        for i in reps:  # each from the cache as the warm run left it
+            copy = tmp / f"incremental{i}"
+            shutil.copytree(cache, copy)
+            runs.append(errscan_run(corpus, copy, tmp / "incr.jsonl", options.jobs))
+        incr = median_run(runs)
         print(row("errscan incremental (10 files)", incr["seconds"], b, incr["rss_kb"]))
+        fresh = errscan_run(corpus, tmp / "cache-fresh", tmp / "fresh.jsonl", options.jobs)
         print(f"warm output identical to cold: {same}")
-        peak = max(cold["rss_kb"], warm["rss_kb"], incr["rss_kb"]) / 1024
+        equal = (tmp / "incr.jsonl").read_bytes() == (tmp / "fresh.jsonl").read_bytes()
+        print(f"incremental output identical to a cold scan of that commit: {equal}")
+        peak = max(cold["rss_kb"], warm["rss_kb"], incr["rss_kb"], fresh["rss_kb"]) / 1024
         print("targets met:")
         print(f"  cold <= 1.0x: {cold['seconds'] / b <= 1.0}")
         print(f"  warm <= 0.10x: {warm['seconds'] / b <= 0.10}")
@@ -160,13 +185,15 @@ def main() -> int:
             spaths = scanned_paths(synthetic)
             sbase = baseline(synthetic, tmp)
             scold = errscan_run(synthetic, tmp / "cache-synthetic", tmp / "syn.jsonl", options.jobs)
-            print(f"synthetic: {len(spaths)} files")
+            print(f"synthetic: {len(spaths)} files (one run each)")
             sb = sbase["seconds"]
             print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
             print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"]))
             per_file = (scold["seconds"] / len(spaths)) / (cold["seconds"] / len(paths))
+            relative = (scold["seconds"] / sb) / (cold["seconds"] / b)
             memory = scold["rss_kb"] / cold["rss_kb"]
             print(f"time per file, synthetic / corpus: {per_file:.2f} (1.0 is linear)")
+            print(f"ratio to baseline, synthetic / corpus: {relative:.2f} (1.0 is linear)")
             print(f"peak RSS, synthetic / corpus: {memory:.2f} (1.0 is flat)")
     finally:
         if options.keep:

@@ -160,7 +160,7 @@ class Scan:
                 entries, names, lambda path, text: index.defines(path, *state.names_of(text))
             )
             gone = [*plan.changed, *plan.removed]
-            kept.ranking.remove(gone)
+            kept.ranking.remove(plan.removed)
             changed = set(plan.changed)
             todo = [entry for entry in entries if entry.path in changed]
             for path, ranked in scan_stage.features(todo, results, self.repo):
@@ -333,7 +333,7 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
         results = cache.ResultCache.in_memory(_BUILD, opts.context)
     try:
         yield results
-        if opts.use_cache:
+        if opts.use_cache and results.added:
             results.prune(cache.DEFAULT_MAX_BYTES)
     finally:
         results.close()

@@ -80,6 +80,7 @@ class ResultCache:
     def __init__(self, path: Path, digest: str) -> None:
         self.path = path
         self.digest = digest
+        self.added = 0  # entries put since opened: a cache that got none needs no pruning
         self._db = _connect(path)
 
     @classmethod
@@ -139,6 +140,7 @@ class ResultCache:
         rows = [(self._key(sha), *encoded, sum(map(len, encoded)), now) for sha, encoded in entries]
         if not rows:
             return
+        self.added += len(rows)
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", rows

@@ -31,7 +31,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from errscan.models import Site
@@ -50,6 +50,8 @@ _RARE_WORDS = 2
 _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # values bound in one query, under SQLite's limit
+_GROUP = 32  # files ranked at once
+_PENDING = 4000  # records added before they are written
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rec (
@@ -70,8 +72,9 @@ CREATE TABLE IF NOT EXISTS post (key TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS post_key ON post (key);
 CREATE INDEX IF NOT EXISTS post_id ON post (id);
 """
-# rec.dirty: 0 kept as ranked, 1 to rank again, 2 to rank again and its words' weights
-# (so its rarest words) changed. post: the keys that pick a record's candidates.
+# rec.dirty: 0 ranked, 1 new (its keys to index), 2 its words' weights changed (its keys,
+# rarest words among them, to index again), 3 to rank again. post: the keys that pick a
+# record's candidates.
 
 
 def features(site: Site) -> list[object]:
@@ -92,6 +95,7 @@ class _Entry:
     env: frozenset[str]
     names: frozenset[str]
     words: list[str]
+    weights: dict[str, float] = field(default_factory=dict)
 
 
 def _entry(record_id: str, path: str, seq: int, feature: str) -> _Entry:
@@ -123,32 +127,54 @@ class Ranking:
         db.execute("CREATE TEMP TABLE IF NOT EXISTS old_df (word TEXT PRIMARY KEY, n INTEGER)")
         db.execute("DELETE FROM touched")
         db.execute("DELETE FROM old_df")
+        self._recs: list[tuple[str, str, int, str]] = []
+        self._words: list[tuple[str, str]] = []
 
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the records of these files (changed or gone)."""
         for chunk in _chunks(list(paths)):
-            ids = [i for (i,) in _query(self._db, "SELECT id FROM rec WHERE path IN", chunk)]
+            ids = [i for (i,) in _fetch(self._db, "SELECT id FROM rec WHERE path IN {}", chunk)]
             for part in _chunks(ids):
                 self._forget(part)
 
     def _forget(self, ids: list[str]) -> None:
         marks = _marks(ids)
         self._db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {marks}", ids)
-        words = Counter(w for (w,) in _query(self._db, "SELECT word FROM word WHERE id IN", ids))
+        words = Counter(w for (w,) in _fetch(self._db, "SELECT word FROM word WHERE id IN {}", ids))
         self._count(words, -1)
         for table in ("post", "word", "rec"):
             self._db.execute(f"DELETE FROM {table} WHERE id IN {marks}", ids)
 
     def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
-        """One file's records, (id, features) in (line, col) order."""
-        rows = [(rid, path, seq, json.dumps(list(f))) for seq, (rid, f) in enumerate(records)]
+        """One file's records, (id, features) in (line, col) order, in place of those the
+        file had: a record it had already, with the same features, keeps its keys."""
+        had = dict(self._db.execute("SELECT id, feature FROM rec WHERE path = ?", (path,)))
+        moved = []
+        for seq, (rid, feature) in enumerate(records):
+            text = json.dumps(list(feature))
+            if had.get(rid) == text:
+                del had[rid]
+                moved.append((seq, rid))
+                continue
+            self._recs.append((rid, path, seq, text))
+            for word in feature[3]:  # type: ignore[attr-defined]
+                self._words.append((str(word), rid))
+        for part in _chunks(sorted(had)):  # gone, or the same id with other features
+            self._forget(part)
+        self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
+        if len(self._recs) >= _PENDING:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the added records a few thousand at a time: one statement per table."""
         self._db.executemany(
             "INSERT OR REPLACE INTO rec (id, path, seq, feature, dirty) VALUES (?, ?, ?, ?, 1)",
-            rows,
+            self._recs,
         )
-        words = [(str(w), rid) for rid, feature in records for w in feature[3]]  # type: ignore[attr-defined]
-        self._db.executemany("INSERT INTO word VALUES (?, ?)", words)
-        self._count(Counter(w for w, _ in words), +1)
+        self._db.executemany("INSERT INTO word VALUES (?, ?)", self._words)
+        self._count(Counter(w for w, _ in self._words), +1)
+        self._recs.clear()
+        self._words.clear()
 
     def _count(self, words: Counter[str], sign: int) -> None:
         if not self._fresh:
@@ -165,11 +191,12 @@ class Ranking:
     def settle(self) -> None:
         """After remove and add: index the keys of new records, and mark every record
         whose list the changes may reach."""
+        self._flush()
         db = self._db
         if not self._fresh:
             # a word's rounded count changed: the weights of records using it did too
             db.execute(
-                "UPDATE rec SET dirty = 2 WHERE dirty = 0 AND id IN (SELECT w.id FROM word w "
+                "UPDATE rec SET dirty = 2 WHERE dirty IN (0, 3) AND id IN (SELECT w.id FROM word w "
                 "JOIN old_df o USING (word) LEFT JOIN df d USING (word) "
                 "WHERE level(o.n) != level(COALESCE(d.n, 0)))"
             )
@@ -180,14 +207,14 @@ class Ranking:
         # sharing a key with a record gone, new or reweighted, where that key picks
         # candidates (20 records or fewer) before or after the change
         db.execute(
-            "UPDATE rec SET dirty = 1 WHERE dirty = 0 AND id IN (SELECT p.id FROM post p JOIN "
+            "UPDATE rec SET dirty = 3 WHERE dirty = 0 AND id IN (SELECT p.id FROM post p JOIN "
             "(SELECT key, SUM(delta) AS delta, (SELECT COUNT(*) FROM post q WHERE q.key = t.key)"
             " AS now FROM touched t GROUP BY key) c USING (key) "
             f"WHERE c.now <= {_COMMON} OR c.now - c.delta <= {_COMMON})"
         )
         # in the window of a reweighted record (a new one's window is its own new file)
         db.execute(
-            "UPDATE rec SET dirty = 1 WHERE dirty = 0 AND EXISTS (SELECT 1 FROM rec x "
+            "UPDATE rec SET dirty = 3 WHERE dirty = 0 AND EXISTS (SELECT 1 FROM rec x "
             "WHERE x.dirty = 2 AND x.path = rec.path "
             f"AND x.seq BETWEEN rec.seq - {_WINDOW} AND rec.seq + {_WINDOW})"
         )
@@ -198,7 +225,7 @@ class Ranking:
         last = -1
         while True:  # a batch at a time: memory holds a batch, whatever the scan's size
             batch = db.execute(
-                "SELECT rowid, id, feature, dirty FROM rec WHERE dirty != 0 AND rowid > ? "
+                "SELECT rowid, id, feature, dirty FROM rec WHERE dirty IN (1, 2) AND rowid > ? "
                 f"ORDER BY rowid LIMIT {_BATCH}",
                 (last,),
             ).fetchall()
@@ -224,66 +251,78 @@ class Ranking:
                 db.executemany("INSERT INTO touched VALUES (?, 1)", [(k,) for k, _ in rows])
 
     def _counts(self, words: set[str]) -> dict[str, int]:
-        return dict(_query(self._db, "SELECT word, n FROM df WHERE word IN", sorted(words)))
+        return dict(_fetch(self._db, "SELECT word, n FROM df WHERE word IN {}", sorted(words)))
 
     def rank(self) -> set[str]:
         """Rank the marked records again; the files where some record's list changed."""
         db = self._db
-        paths = [p for (p,) in db.execute("SELECT DISTINCT path FROM rec WHERE dirty != 0")]
+        paths = [p for (p,) in db.execute(
+            "SELECT DISTINCT path FROM rec WHERE dirty != 0 ORDER BY path")]  # fmt: skip
         changed: set[str] = set()
-        for path in paths:
-            rows = db.execute(
-                "SELECT id, seq, feature, related, dirty FROM rec WHERE path = ? ORDER BY seq",
-                (path,),
-            ).fetchall()
-            updates = self._rank_file(path, rows)
-            if updates:
-                db.executemany("UPDATE rec SET related = ? WHERE id = ?", updates)
-                changed.add(path)
-            db.execute("UPDATE rec SET dirty = 0 WHERE path = ? AND dirty != 0", (path,))
+        for start in range(0, len(paths), _GROUP):
+            group = paths[start : start + _GROUP]
+            updates = self._rank_files(group)
+            db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
+            changed.update(path for _, _, path in updates)
+            marks = _marks(group)
+            db.execute(f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {marks}", group)
         return changed
 
-    def _rank_file(
-        self, path: str, rows: list[tuple[str, int, str, str, int]]
-    ) -> list[tuple[str, str]]:
-        file_entries = [_entry(rid, path, seq, feature) for rid, seq, feature, _, _ in rows]
-        marked = [e for e, row in zip(file_entries, rows, strict=True) if row[4]]
+    def _rank_files(self, paths: list[str]) -> list[tuple[str, str, str]]:
+        """New lists of the marked records of a few files: (list, id, path) where changed."""
+        db = self._db
+        files: dict[str, list[_Entry]] = {}
+        by_id: dict[str, _Entry] = {}
+        marked: list[tuple[_Entry, str]] = []
+        query = "SELECT id, path, seq, feature, related, dirty FROM rec WHERE path IN {}"
+        for rid, path, seq, feature, related, dirty in _fetch(db, query, paths):
+            entry = by_id[rid] = _entry(rid, path, seq, feature)
+            files.setdefault(path, []).append(entry)
+            if dirty:
+                marked.append((entry, related))
+        for entries in files.values():
+            entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
         keys: dict[str, list[str]] = {}
-        for rid, key in _query(self._db, "SELECT id, key FROM post WHERE id IN",
-                               [e.id for e in marked]):  # fmt: skip
+        query = "SELECT id, key FROM post WHERE id IN {}"
+        for rid, key in _fetch(db, query, [e.id for e, _ in marked]):
             keys.setdefault(rid, []).append(key)
-        wanted = sorted({k for found in keys.values() for k in found})
-        usable = [k for k, n in _grouped(self._db, wanted) if n <= _COMMON]
         members: dict[str, list[str]] = {}
-        for key, rid in _query(self._db, "SELECT key, id FROM post WHERE key IN", usable):
+        query = (
+            "SELECT key, id FROM post WHERE key IN (SELECT key FROM post WHERE key IN {} "
+            f"GROUP BY key HAVING COUNT(*) <= {_COMMON})"
+        )
+        for key, rid in _fetch(db, query, sorted({k for found in keys.values() for k in found})):
             members.setdefault(key, []).append(rid)
-        by_id = {e.id: e for e in file_entries}
         outside = sorted({r for found in members.values() for r in found} - by_id.keys())
-        for rid, other, seq, feature in _query(
-            self._db, "SELECT id, path, seq, feature FROM rec WHERE id IN", outside
-        ):
+        query = "SELECT id, path, seq, feature FROM rec WHERE id IN {}"
+        for rid, other, seq, feature in _fetch(db, query, outside):
             by_id[rid] = _entry(rid, other, seq, feature)
         counts = self._counts({w for e in by_id.values() for w in e.words})
-        weights: dict[str, dict[str, float]] = {}
+        weight = {w: _weight(n) for w, n in counts.items()}
+        for entry in by_id.values():
+            entry.weights = _weights(entry.words, weight)
+        scores: dict[tuple[str, str], float] = {}  # a pair's score is the same both ways
         updates = []
-        old = {rid: related for rid, _, _, related, _ in rows}
-        for entry in marked:
-            window = file_entries[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
-            candidates = {e.id for e in window}  # seq is the place in the file: 0, 1, 2, ...
+        for entry, old in marked:
+            in_file = files[entry.path]
+            window = in_file[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
+            candidates = {e.id for e in window}
             for key in keys.get(entry.id, ()):
                 candidates.update(members.get(key, ()))
             candidates.discard(entry.id)
             scored = []
             for rid in candidates:
+                pair = (entry.id, rid) if entry.id < rid else (rid, entry.id)
+                score = scores.get(pair)
                 other = by_id[rid]
-                score = _score(entry, other, _weights(entry, counts, weights),
-                               _weights(other, counts, weights))  # fmt: skip
+                if score is None:
+                    score = scores[pair] = _score(entry, other)
                 near = abs(other.seq - entry.seq) if other.path == entry.path else -1
                 scored.append((-score, near < 0, near, rid))
             best = heapq.nsmallest(_LIMIT, scored)
             text = json.dumps([rid for score, _, _, rid in best if score < 0])
-            if text != old[entry.id]:
-                updates.append((text, entry.id))
+            if text != old:
+                updates.append((text, entry.id, entry.path))
         return updates
 
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
@@ -292,19 +331,16 @@ class Ranking:
         return {rid: tuple(json.loads(related)) for rid, related in rows}
 
 
-def _weights(
-    entry: _Entry, counts: dict[str, int], memo: dict[str, dict[str, float]]
-) -> dict[str, float]:
-    found = memo.get(entry.id)
-    if found is None:
-        raw = {w: _weight(counts.get(w, 1)) for w in entry.words}
-        norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
-        found = memo[entry.id] = {w: v / norm for w, v in raw.items()}
-    return found
+def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:
+    """A record's words' weights, scaled to a unit vector."""
+    raw = {w: weight.get(w) or _weight(1) for w in words}
+    norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
+    return {w: v / norm for w, v in raw.items()}
 
 
-def _score(a: _Entry, b: _Entry, wa: dict[str, float], wb: dict[str, float]) -> float:
+def _score(a: _Entry, b: _Entry) -> float:
     score = 0.0
+    wa, wb = a.weights, b.weights
     same_file = a.path == b.path
     if same_file:
         score += 2
@@ -327,17 +363,12 @@ def _score(a: _Entry, b: _Entry, wa: dict[str, float], wb: dict[str, float]) -> 
     return score
 
 
-def _grouped(db: sqlite3.Connection, keys: list[str]) -> Iterator[tuple[str, int]]:
-    for chunk in _chunks(keys):
-        yield from db.execute(
-            f"SELECT key, COUNT(*) FROM post WHERE key IN {_marks(chunk)} GROUP BY key", chunk
-        )
-
-
-def _query(db: sqlite3.Connection, head: str, values: Sequence[str]) -> Iterator[Any]:
-    """`head` + ` (?, ?, ...)` over `values`, a batch at a time."""
+def _fetch(db: sqlite3.Connection, query: str, values: Sequence[str]) -> list[Any]:
+    """The rows of `query` with its `{}` made `(?, ?, ...)` over `values`, a batch at a time."""
+    rows: list[Any] = []
     for chunk in _chunks(list(values)):
-        yield from db.execute(f"{head} {_marks(chunk)}", chunk)
+        rows += db.execute(query.format(_marks(chunk)), chunk).fetchall()
+    return rows
 
 
 def _chunks(values: list[str]) -> Iterator[list[str]]:

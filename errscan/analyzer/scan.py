@@ -77,14 +77,14 @@ def prepare(
 def features(
     entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str
 ) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
-    """Each file's sites as (id, ranking features), read from the cache, for related errors."""
+    """Each file's sites as (id, ranking features), read from the cache, for related errors
+    (every file, those without sites too)."""
     for start in range(0, len(entries), _CHUNK):
         chunk = entries[start : start + _CHUNK]
         stored = results.get_many([entry.sha for entry in chunk], column="features")
         for entry in chunk:
             decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
-            if not decoded:
-                continue
+            decoded = decoded or []  # no sites, or the entry went: ranked without them
             site_ids = link.ids(repo, entry.path, (key for key, _ in decoded))
             yield entry.path, [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
 
