@@ -26,6 +26,7 @@ _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _FACTS_CACHED = 512  # files whose imports and classes are kept decoded at once
+_REMEMBERED = 8192  # answers kept, of each kind
 
 
 def module_names(paths: list[str]) -> dict[str, str]:
@@ -137,6 +138,8 @@ class Index:
         if found is None:
             with self.reads() as read:
                 value = work()
+            if len(memo) >= _REMEMBERED:  # memory stays flat: start over, rarely
+                memo.clear()
             found = memo[key] = (value, frozenset(read))
         elif self._reading:
             self._reading[-1].update(found[1])

@@ -30,7 +30,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,8 @@ _COMMON = 20
 _RARE_WORDS = 2
 _LIMIT = 5
 _SCALE = 4096
-_BATCH = 500  # values bound in one query, under SQLite's limit
+_BATCH = 500  # records whose keys are indexed at once
+_IN = "(SELECT value FROM json_each(?))"  # a list as one parameter: one statement, any size
 _GROUP = 32  # files ranked at once
 _PENDING = 4000  # records added before they are written
 
@@ -132,18 +133,18 @@ class Ranking:
 
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the records of these files (changed or gone)."""
-        for chunk in _chunks(list(paths)):
-            ids = [i for (i,) in _fetch(self._db, "SELECT id FROM rec WHERE path IN {}", chunk)]
-            for part in _chunks(ids):
-                self._forget(part)
+        ids = [i for (i,) in _fetch(self._db, "SELECT id FROM rec WHERE path IN {}", paths)]
+        if ids:
+            self._forget(ids)
 
     def _forget(self, ids: list[str]) -> None:
-        marks = _marks(ids)
-        self._db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {marks}", ids)
-        words = Counter(w for (w,) in _fetch(self._db, "SELECT word FROM word WHERE id IN {}", ids))
+        db = self._db
+        chosen = (json.dumps(ids),)
+        db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}", chosen)
+        words = Counter(w for (w,) in _fetch(db, "SELECT word FROM word WHERE id IN {}", ids))
         self._count(words, -1)
         for table in ("post", "word", "rec"):
-            self._db.execute(f"DELETE FROM {table} WHERE id IN {marks}", ids)
+            db.execute(f"DELETE FROM {table} WHERE id IN {_IN}", chosen)
 
     def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
         """One file's records, (id, features) in (line, col) order, in place of those the
@@ -159,8 +160,8 @@ class Ranking:
             self._recs.append((rid, path, seq, text))
             for word in feature[3]:  # type: ignore[attr-defined]
                 self._words.append((str(word), rid))
-        for part in _chunks(sorted(had)):  # gone, or the same id with other features
-            self._forget(part)
+        if had:  # gone, or the same id with other features (a guard changed, say)
+            self._forget(sorted(had))
         self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
         if len(self._recs) >= _PENDING:
             self._flush()
@@ -235,12 +236,11 @@ class Ranking:
             entries = [(rid, json.loads(feature), dirty) for _, rid, feature, dirty in batch]
             counts = self._counts({w for _, f, _ in entries for w in f[3]})
             reweighted = [rid for rid, _, dirty in entries if dirty == 2]
-            for part in _chunks(reweighted):
-                marks = _marks(part)
-                db.execute(
-                    f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {marks}", part
-                )
-                db.execute(f"DELETE FROM post WHERE id IN {marks}", part)
+            if reweighted:
+                chosen = (json.dumps(reweighted),)
+                db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}",
+                           chosen)  # fmt: skip
+                db.execute(f"DELETE FROM post WHERE id IN {_IN}", chosen)
             rows = []
             for rid, (_function, env, names, words), _dirty in entries:
                 rare = sorted(words, key=lambda w: (_level(counts.get(w, 0)), w))[:_RARE_WORDS]
@@ -264,8 +264,8 @@ class Ranking:
             updates = self._rank_files(group)
             db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
             changed.update(path for _, _, path in updates)
-            marks = _marks(group)
-            db.execute(f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {marks}", group)
+            done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {_IN}"
+            db.execute(done, (json.dumps(group),))
         return changed
 
     def _rank_files(self, paths: list[str]) -> list[tuple[str, str, str]]:
@@ -364,17 +364,5 @@ def _score(a: _Entry, b: _Entry) -> float:
 
 
 def _fetch(db: sqlite3.Connection, query: str, values: Sequence[str]) -> list[Any]:
-    """The rows of `query` with its `{}` made `(?, ?, ...)` over `values`, a batch at a time."""
-    rows: list[Any] = []
-    for chunk in _chunks(list(values)):
-        rows += db.execute(query.format(_marks(chunk)), chunk).fetchall()
-    return rows
-
-
-def _chunks(values: list[str]) -> Iterator[list[str]]:
-    for start in range(0, len(values), _BATCH):
-        yield values[start : start + _BATCH]
-
-
-def _marks(values: Sequence[object]) -> str:
-    return f"({','.join('?' * len(values))})"
+    """The rows of `query`, its `{}` standing for the list `values`."""
+    return db.execute(query.format(_IN), (json.dumps(list(values)),)).fetchall()

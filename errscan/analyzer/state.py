@@ -139,14 +139,8 @@ class State:
     def dependents(self, used: Sequence[str]) -> set[str]:
         """Files whose records' exceptions were resolved through one of `used` (what
         Index.reads gives: files read, names looked up)."""
-        paths = sorted(used)
-        found: set[str] = set()
-        for start in range(0, len(paths), 500):
-            chunk = list(paths[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT DISTINCT path FROM dep WHERE used IN ({marks})"
-            found.update(p for (p,) in self.db.execute(query, chunk))
-        return found
+        query = "SELECT DISTINCT path FROM dep WHERE used IN (SELECT value FROM json_each(?))"
+        return {p for (p,) in self.db.execute(query, (json.dumps(sorted(used)),))}
 
     def forget(self, paths: Sequence[str]) -> None:
         for path in paths:
