@@ -1,9 +1,9 @@
 """The last scan of a repository, kept so that the next scan redoes only what changed.
 
 One SQLite file per lineage (repository, link base, options and errscan build) under
-<cache>/state/: each file's blob sha, a digest of the classes and factories it
-defines, its records rendered as jsonl (the commit left out), the files its records'
-exceptions were resolved through, and the related-errors tables (related.py). A scan
+<cache>/state/: each file's blob sha, the classes and factories it defines, its
+records rendered as jsonl (the commit left out), what its records' exceptions were
+resolved through, and the related-errors tables (related.py). A scan
 holds its lineage's write lock from planning to its last record and commits at the
 end: another errscan scanning the same lineage meanwhile works in a private state, and
 a scan cut short leaves the last one as it was.
@@ -94,8 +94,12 @@ class State:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             db = _connect(folder / f"{key}.sqlite", _LOCK_WAIT)
+        except (OSError, sqlite3.OperationalError):
+            return cls.private()
+        try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError:
+            db.close()
             return cls.private()
         with contextlib.suppress(OSError):
             os.utime(folder / f"{key}.sqlite")  # for pruning, least recently used first

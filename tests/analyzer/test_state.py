@@ -196,3 +196,12 @@ def test_states_are_pruned_least_recently_used_first(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["2.sqlite", "3.sqlite", "4.sqlite"]
     assert state.prune(tmp_path, max_bytes=250) == 1
     assert state.usage(tmp_path) == (2, 200)
+
+
+def test_an_unusable_state_dir_gives_a_private_state(
+    basic_repo: Path, _private_cache: Path
+) -> None:
+    _private_cache.mkdir(parents=True, exist_ok=True)
+    (_private_cache / "state").write_text("a file where the folder goes")
+    _fresh_and_incremental(basic_repo)
+    assert (_private_cache / "state").read_text() == "a file where the folder goes"
