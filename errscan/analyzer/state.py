@@ -15,9 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,9 +79,8 @@ class Kept:
 class State:
     """One lineage's state, open in a write transaction until `finish` or `close`."""
 
-    def __init__(self, db: sqlite3.Connection, private: Path | None) -> None:
+    def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        self._private = private  # a temp dir to remove on close
         self.fresh = db.execute("SELECT COUNT(*) FROM file").fetchone()[0] == 0
         self.ranking = related.Ranking(db, self.fresh)
 
@@ -103,15 +100,15 @@ class State:
             return cls.private()
         with contextlib.suppress(OSError):
             os.utime(folder / f"{key}.sqlite")  # for pruning, least recently used first
-        return cls(db, None)
+        return cls(db)
 
     @classmethod
     def private(cls) -> State:
-        """A state for this scan alone, on disk in a temp dir (memory stays flat)."""
-        folder = Path(tempfile.mkdtemp(prefix="errscan-state-"))
-        db = _connect(folder / "state.sqlite", _LOCK_WAIT)
+        """A state for this scan alone: SQLite's own temporary database, which it keeps
+        on disk past a few MB (memory stays flat) and deletes when closed."""
+        db = _connect(None, _LOCK_WAIT)
         db.execute("BEGIN IMMEDIATE")
-        return cls(db, folder)
+        return cls(db)
 
     def plan(
         self,
@@ -185,8 +182,6 @@ class State:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self.db.close()
-        if self._private is not None:
-            shutil.rmtree(self._private, ignore_errors=True)
 
 
 def _error(path: str, text: str | None) -> FileError | None:
@@ -196,12 +191,13 @@ def _error(path: str, text: str | None) -> FileError | None:
     return FileError(path, str(reason), bool(transient))
 
 
-def _connect(path: Path, wait: float) -> sqlite3.Connection:
-    """The state file, made anew where it is of another layout or not a database."""
+def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
+    """The state file (None: a temporary database), made anew where it is of another
+    layout or not a database."""
     for attempt in range(2):
-        db = sqlite3.connect(path, timeout=wait, isolation_level=None)
+        db = sqlite3.connect(path or "", timeout=wait, isolation_level=None)
         try:
-            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            if path is not None and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
@@ -221,7 +217,7 @@ def _connect(path: Path, wait: float) -> sqlite3.Connection:
             raise
         except sqlite3.DatabaseError:
             db.close()
-            if attempt:
+            if attempt or path is None:
                 raise
             path.unlink(missing_ok=True)  # not a database: start a new one
             for suffix in ("-wal", "-shm"):
