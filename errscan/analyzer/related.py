@@ -138,13 +138,17 @@ class Ranking:
             self._forget(ids)
 
     def _forget(self, ids: list[str]) -> None:
-        db = self._db
-        chosen = (json.dumps(ids),)
-        db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}", chosen)
-        words = Counter(w for (w,) in _fetch(db, "SELECT word FROM word WHERE id IN {}", ids))
+        self._drop_keys(ids)
+        words = Counter(w for (w,) in _fetch(self._db, "SELECT word FROM word WHERE id IN {}", ids))
         self._count(words, -1)
-        for table in ("post", "word", "rec"):
-            db.execute(f"DELETE FROM {table} WHERE id IN {_IN}", chosen)
+        for table in ("word", "rec"):
+            self._db.execute(f"DELETE FROM {table} WHERE id IN {_IN}", (json.dumps(ids),))
+
+    def _drop_keys(self, ids: list[str]) -> None:
+        """Take these records out of the postings, noting each key they leave as touched."""
+        chosen = (json.dumps(ids),)
+        self._db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}", chosen)
+        self._db.execute(f"DELETE FROM post WHERE id IN {_IN}", chosen)
 
     def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
         """One file's records, (id, features) in (line, col) order, in place of those the
@@ -237,10 +241,7 @@ class Ranking:
             counts = self._counts({w for _, f, _ in entries for w in f[3]})
             reweighted = [rid for rid, _, dirty in entries if dirty == 2]
             if reweighted:
-                chosen = (json.dumps(reweighted),)
-                db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}",
-                           chosen)  # fmt: skip
-                db.execute(f"DELETE FROM post WHERE id IN {_IN}", chosen)
+                self._drop_keys(reweighted)
             rows = []
             for rid, (_function, env, names, words), _dirty in entries:
                 rare = sorted(words, key=lambda w: (_level(counts.get(w, 0)), w))[:_RARE_WORDS]

@@ -81,7 +81,7 @@ class State:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        self.fresh = db.execute("SELECT COUNT(*) FROM file").fetchone()[0] == 0
+        self.fresh = not db.execute("SELECT EXISTS (SELECT 1 FROM file)").fetchone()[0]
         self.ranking = related.Ranking(db, self.fresh)
 
     @classmethod
@@ -144,9 +144,11 @@ class State:
         return {p for (p,) in self.db.execute(query, (json.dumps(sorted(used)),))}
 
     def forget(self, paths: Sequence[str]) -> None:
-        for path in paths:
-            self.db.execute("DELETE FROM file WHERE path = ?", (path,))
-            self.db.execute("DELETE FROM dep WHERE path = ?", (path,))
+        chosen = (json.dumps(list(paths)),)
+        for table in ("file", "dep"):
+            self.db.execute(
+                f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?))", chosen
+            )
 
     def kept(self, path: str) -> Kept:
         block, count, error = self.db.execute(

@@ -148,24 +148,13 @@ def test_cache_commands(basic_repo: Path, _private_cache: Path) -> None:
 def test_two_processes_share_one_cache(
     basic_repo: Path, tmp_path: Path, _private_cache: Path
 ) -> None:
+    def command(out: Path, context: int) -> list[str]:
+        return [sys.executable, "-m", "errscan", "extract", str(basic_repo), "-q",
+                "-o", str(out), "--context", str(context)]  # fmt: skip
+
     outputs = [tmp_path / f"out{i}.jsonl" for i in range(4)]
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "errscan",
-                "extract",
-                str(basic_repo),
-                "-q",
-                "-o",
-                str(out),
-                "--context",
-                str(i % 2),
-            ],  # two keys, each written by two processes at once
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    procs = [  # two keys, each written by two processes at once
+        subprocess.Popen(command(out, i % 2), stderr=subprocess.PIPE, text=True)
         for i, out in enumerate(outputs)
     ]
     finished = [proc.communicate(timeout=120) for proc in procs]
@@ -173,21 +162,7 @@ def test_two_processes_share_one_cache(
     assert outputs[0].read_bytes() == outputs[2].read_bytes()
     assert outputs[1].read_bytes() == outputs[3].read_bytes()
     again = tmp_path / "again.jsonl"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "errscan",
-            "extract",
-            str(basic_repo),
-            "-q",
-            "-o",
-            str(again),
-            "--context",
-            "0",
-        ],
-        check=True,
-    )
+    subprocess.run(command(again, 0), check=True)
     assert again.read_bytes() == outputs[0].read_bytes()
 
 
