@@ -145,30 +145,28 @@ class Scan:
         with _result_store(opts) as results, _kept_state(opts, self._lineage) as kept:
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
             sha_of = {entry.path: entry.sha for entry in entries}
-            index = Index(list(sha_of), lambda path: results.summary(sha_of[path]))
-            names: dict[str, str] = {}
+            index = Index(list(sha_of), lambda path: results.summary(sha_of[path]), kept.defined)
 
             def register(path: str, classes: list[str], factories: list[str]) -> None:
-                index.register(path, classes, factories)
-                names[path] = state.names_text(classes, factories)
+                kept.stage(path, sha_of[path], state.names_text(classes, factories))
 
             scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
                 register,
             )  # fmt: skip
-            plan = kept.plan(
-                entries, names, lambda path, text: index.defines(path, *state.names_of(text))
-            )
-            gone = [*plan.changed, *plan.removed]
+            plan = kept.plan(entries, lambda path, text: index.defines(path, *state.names_of(text)))
             kept.ranking.remove(plan.removed)
+            kept.forget(plan.removed)
             changed = set(plan.changed)
             todo = [entry for entry in entries if entry.path in changed]
             for path, ranked in scan_stage.features(todo, results, self.repo):
                 kept.ranking.add(path, ranked)
             kept.ranking.settle()
-            used = [f"p:{path}" for path in gone] + sorted(plan.renamed)
-            redo = changed | kept.ranking.rank() | kept.dependents(used)
-            kept.forget(plan.removed)
+            redo = kept.ranking.rank()
+            if not plan.relink_all:  # else every file is relinked: no need to ask which
+                gone = [*plan.changed, *plan.removed]
+                redo |= changed | kept.dependents([f"p:{p}" for p in gone] + sorted(plan.renamed))
+            del changed, todo
             linked = scan_stage.stored(
                 read,
                 [entry for entry in entries if plan.relink_all or entry.path in redo],
@@ -178,7 +176,7 @@ class Scan:
             )
             for entry in entries:
                 if plan.relink_all or entry.path in redo:
-                    done = self._link(entry, next(linked), index, kept, names)
+                    done = self._link(entry, next(linked), index, kept)
                 else:
                     found = kept.kept(entry.path)
                     block = found.block.replace(state.COMMIT_MARK, self.commit)
@@ -195,7 +193,6 @@ class Scan:
         result: FileResult,
         index: Index,
         kept: state.State,
-        names: dict[str, str],
     ) -> _Done:
         """A file's records made anew, and kept for the next scan."""
         lists = kept.ranking.lists(entry.path)
@@ -210,8 +207,7 @@ class Scan:
             )
         block = output.jsonl_block(records)
         marked = block.replace(self.commit, state.COMMIT_MARK)
-        digest = names.get(entry.path, "")
-        kept.keep(entry, digest, sorted(deps), marked, len(records), result.error)
+        kept.keep(entry, sorted(deps), marked, len(records), result.error)
         return _Done(records, block, len(records), result.error)
 
 

@@ -47,8 +47,10 @@ def is_test(path: str) -> bool:
     return stem.startswith("test_") or stem.endswith("_test")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlobEntry:
+    """A file of the commit; a scan holds one per file, so it has no __dict__."""
+
     path: str
     sha: str
     size: int

@@ -25,7 +25,7 @@ _STOP = ("Exception", "BaseException")
 _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-_FACTS_CACHED = 512  # files whose imports and classes are kept decoded at once
+_FACTS_CACHED = 128  # files whose imports and classes are kept decoded at once
 _REMEMBERED = 8192  # answers kept, of each kind
 
 
@@ -64,18 +64,27 @@ class _FileFacts:
 class Index:
     """Names of every class and factory in the scan, and where each is defined.
 
-    Only the names are held for the whole scan; a file's imports and class details are
-    loaded back (from the result cache) when a resolution needs them, a few hundred files'
-    worth at a time, so memory does not grow with the repository.
+    Only module names are held for the whole scan. Where a class or factory is defined
+    is asked of `defined` (a table in the scan's state), and a file's imports and class
+    details are loaded back (from the result cache) when a resolution needs them, a few
+    hundred files' worth at a time, so memory barely grows with the repository.
     """
 
-    def __init__(self, paths: Sequence[str], load: Callable[[str], FileSummary | None]) -> None:
+    def __init__(
+        self,
+        paths: Sequence[str],
+        load: Callable[[str], FileSummary | None],
+        defined: Callable[[str], str | None] | None = None,
+    ) -> None:
+        """`load`: a file's summary. `defined`: the file defining a name, given as
+        `c:NAME` (a class) or `f:NAME` (a factory) and chosen as `claims` would, where
+        the names live outside (the scan's state); else `register` gives them."""
         self.module_of = module_names(list(paths))
         self.file_of: dict[str, str] = {}
         for path in sorted(paths, key=lambda p: (p.endswith(".pyi"), p)):  # .py before .pyi
             self.file_of.setdefault(self.module_of[path], path)
-        self.class_file: dict[str, str] = {}
-        self.factory_file: dict[str, str] = {}
+        self._defined: dict[str, str] = {}
+        self._lookup = defined or self._defined.get
         self._load = load
         self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
         self._memo: dict[str, tuple[ExceptionInfo, frozenset[str]]] = {}
@@ -92,15 +101,11 @@ class Index:
         return index
 
     def register(self, path: str, classes: Sequence[str], factories: Sequence[str]) -> None:
-        """Note the classes and factories a file defines (the first pass calls this)."""
-        module = self.module_of.get(path)
-        if module is None:
-            return
-        stub = path.endswith(".pyi")
-        for qualname in classes:
-            self._claim(self.class_file, f"{module}.{qualname}", path, stub)
-        for function in factories:
-            self._claim(self.factory_file, f"{module}.{function}", path, stub)
+        """Note the classes and factories a file defines, in an index without `defined`."""
+        for name in self.defines(path, classes, factories):
+            held = self._defined.get(name)
+            if held is None or claims(path, held):
+                self._defined[name] = path
 
     def defines(self, path: str, classes: Sequence[str], factories: Sequence[str]) -> set[str]:
         """The names a file's classes and factories take in the scan, as `reads` gives them."""
@@ -108,16 +113,6 @@ class Index:
         if module is None:
             return set()
         return {f"c:{module}.{c}" for c in classes} | {f"f:{module}.{f}" for f in factories}
-
-    @staticmethod
-    def _claim(table: dict[str, str], name: str, path: str, stub: bool) -> None:
-        held = table.get(name)
-        if (
-            held is None
-            or (held.endswith(".pyi") and not stub)
-            or (held.endswith(".pyi") == stub and path < held)
-        ):
-            table[name] = path
 
     @contextlib.contextmanager
     def reads(self) -> Iterator[set[str]]:
@@ -148,12 +143,12 @@ class Index:
     def _class_file(self, qualified: str) -> str | None:
         if self._reading:
             self._reading[-1].add(f"c:{qualified}")
-        return self.class_file.get(qualified)
+        return self._lookup(f"c:{qualified}")
 
     def _factory_file(self, qualified: str) -> str | None:
         if self._reading:
             self._reading[-1].add(f"f:{qualified}")
-        return self.factory_file.get(qualified)
+        return self._lookup(f"f:{qualified}")
 
     def _facts(self, path: str) -> _FileFacts:
         if self._reading:
@@ -310,6 +305,13 @@ class Index:
             if path is not None:
                 return path
         return None
+
+
+def claims(path: str, held: str) -> bool:
+    """Whether `path` defines a name rather than `held`, both defining it: a module over
+    its stub (.pyi), else the first path."""
+    stub, held_stub = path.endswith(".pyi"), held.endswith(".pyi")
+    return (held_stub and not stub) or (held_stub == stub and path < held)
 
 
 def _is_package_init(path: str) -> bool:

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from errscan.analyzer import related
 from errscan.analyzer.files import BlobEntry
 from errscan.models import FileError
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS file (
@@ -38,10 +38,17 @@ CREATE TABLE IF NOT EXISTS file (
 CREATE TABLE IF NOT EXISTS dep (path TEXT NOT NULL, used TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS dep_used ON dep (used);
 CREATE INDEX IF NOT EXISTS dep_path ON dep (path);
+CREATE TABLE IF NOT EXISTS defn (key TEXT NOT NULL, path TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS defn_key ON defn (key);
+CREATE INDEX IF NOT EXISTS defn_path ON defn (path);
 """
+# defn: where each class (`c:NAME`) and factory (`f:NAME`) of the scan is defined, so
+# exception resolution asks SQLite rather than holding every name of the repository.
 COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON text)
 DEFAULT_MAX_STATES = 64
 _LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going private
+_STAGED = 2000  # files' names staged before they are written
+_NO_NAMES = "[[], []]"
 
 
 def lineage(parts: Sequence[object]) -> str:
@@ -83,6 +90,11 @@ class State:
         self.db = db
         self.fresh = not db.execute("SELECT EXISTS (SELECT 1 FROM file)").fetchone()[0]
         self.ranking = related.Ranking(db, self.fresh)
+        db.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS now (path TEXT PRIMARY KEY, sha TEXT, names TEXT)"
+        )
+        db.execute("DELETE FROM now")
+        self._staged: list[tuple[str, str, str]] = []
 
     @classmethod
     def open(cls, cache_root: Path, key: str) -> State:
@@ -110,32 +122,65 @@ class State:
         db.execute("BEGIN IMMEDIATE")
         return cls(db)
 
-    def plan(
-        self,
-        entries: Sequence[BlobEntry],
-        names: Mapping[str, str],
-        defines: Callable[[str, str], set[str]],
-    ) -> Plan:
-        """Against the kept scan: `names` are each file's class and factory names as kept
-        (names_text), `defines` the names such a text defines for the file at a path."""
+    def stage(self, path: str, sha: str, names: str) -> None:
+        """A file of this scan, with its class and factory names (names_text)."""
+        self._staged.append((path, sha, names))
+        if len(self._staged) >= _STAGED:
+            self._write_staged()
+
+    def _write_staged(self) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?, ?)", self._staged)
+        self._staged.clear()
+
+    def plan(self, entries: Sequence[BlobEntry], defines: Callable[[str, str], set[str]]) -> Plan:
+        """Against the kept scan, the files staged (any of `entries` not staged is taken
+        to define nothing); `defines`: the names such a text defines for a path. Brings
+        the table of defined names (`defined`) up to date."""
+        self._write_staged()
         db = self.db
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS now (path TEXT PRIMARY KEY, sha TEXT)")
-        db.execute("DELETE FROM now")
-        db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?)",
-                       ((e.path, e.sha) for e in entries))  # fmt: skip
+        db.executemany("INSERT OR IGNORE INTO now VALUES (?, ?, ?)",
+                       ((e.path, e.sha, _NO_NAMES) for e in entries))  # fmt: skip
         changed = db.execute(
-            "SELECT n.path, f.names FROM now n LEFT JOIN file f USING (path) "
+            "SELECT n.path, f.path IS NULL FROM now n LEFT JOIN file f USING (path) "
             "WHERE f.sha IS NULL OR f.sha != n.sha ORDER BY n.path"
         ).fetchall()
         gone = "SELECT path FROM file WHERE path NOT IN (SELECT path FROM now) ORDER BY path"
         removed = [p for (p,) in db.execute(gone)]
-        added = any(old is None for _, old in changed)
         renamed: set[str] = set()
-        for path, old in changed:
-            if old is not None and old != names.get(path):
-                renamed |= defines(path, old) ^ defines(path, names.get(path, "[[], []]"))
-        relink_all = self.fresh or added or bool(removed)
+        for path, old, new in db.execute(
+            "SELECT n.path, f.names, n.names FROM now n JOIN file f USING (path) "
+            "WHERE f.sha != n.sha AND f.names != n.names"
+        ):
+            renamed |= defines(path, old) ^ defines(path, new)
+        relink_all = self.fresh or any(added for _, added in changed) or bool(removed)
+        if relink_all:  # module names may have changed: every file's names anew
+            db.execute("DELETE FROM defn")
+            rows = db.execute("SELECT path, names FROM now ORDER BY path")
+            while batch := rows.fetchmany(_STAGED):
+                self._define(batch, defines)
+        else:
+            paths = (json.dumps([path for path, _ in changed]),)
+            db.execute("DELETE FROM defn WHERE path IN (SELECT value FROM json_each(?))", paths)
+            query = "SELECT path, names FROM now WHERE path IN (SELECT value FROM json_each(?))"
+            self._define(db.execute(query, paths).fetchall(), defines)
         return Plan([p for p, _ in changed], removed, relink_all, renamed)
+
+    def _define(
+        self, files: Sequence[tuple[str, str]], defines: Callable[[str, str], set[str]]
+    ) -> None:
+        self.db.executemany(
+            "INSERT INTO defn VALUES (?, ?)",
+            [(key, path) for path, names in files for key in sorted(defines(path, names))],
+        )
+
+    def defined(self, key: str) -> str | None:
+        """The file that defines a class (`c:NAME`) or factory (`f:NAME`), as Index
+        claims it: a module over its stub, else the first path."""
+        found = self.db.execute(
+            "SELECT path FROM defn WHERE key = ? ORDER BY substr(path, -4) = '.pyi', path LIMIT 1",
+            (key,),
+        ).fetchone()
+        return None if found is None else str(found[0])
 
     def dependents(self, used: Sequence[str]) -> set[str]:
         """Files whose records' exceptions were resolved through one of `used` (what
@@ -159,7 +204,6 @@ class State:
     def keep(
         self,
         entry: BlobEntry,
-        names: str,
         deps: Sequence[str],
         block: str,
         count: int,
@@ -169,8 +213,10 @@ class State:
         sha = "" if error is not None and error.transient else entry.sha
         reason = None if error is None else json.dumps([error.reason, error.transient])
         self.db.execute(
-            "INSERT OR REPLACE INTO file VALUES (?, ?, ?, ?, ?, ?)",
-            (entry.path, sha, names, block, count, reason),
+            "INSERT OR REPLACE INTO file VALUES "
+            f"(?1, ?2, COALESCE((SELECT names FROM now WHERE path = ?1), '{_NO_NAMES}'), "
+            "?3, ?4, ?5)",
+            (entry.path, sha, block, count, reason),
         )
         self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
         self.db.executemany("INSERT INTO dep VALUES (?, ?)", ((entry.path, d) for d in deps))

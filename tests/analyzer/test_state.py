@@ -10,9 +10,13 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer import link, state
+from errscan.analyzer.files import BlobEntry
+from errscan.analyzer.index import Index
 from tests.support import build_repo, commit_all, git, write
 
 _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
@@ -102,9 +106,15 @@ def _errors(rng: random.Random) -> str:
     base = rng.choice(["ValueError", "KeyError", "RuntimeError"])
     return (
         f"class Problem({base}):\n    '''A problem.'''\n\n\n"
-        "class Other(Problem):\n    pass\n\n\n"
-        f"def fail(x):\n    raise Problem(f'{rng.choice(_WORDS)} {{x}}')\n"
+        + rng.choice(["class Other(Problem):\n    pass\n\n\n", ""])  # defined or not
+        + f"def fail(x):\n    raise Problem(f'{rng.choice(_WORDS)} {{x}}')\n"
     )
+
+
+def _stub(rng: random.Random) -> str:
+    """A stub of the errors module: its classes count where the module lacks them."""
+    base = rng.choice(["LookupError", "OSError"])
+    return f"class Problem(Exception): ...\nclass Other({base}): ...\n"
 
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("ERRSCAN_STATE_SEEDS", "8"))))
@@ -124,7 +134,7 @@ def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> No
     commit_all(repo, "start")
     _fresh_and_incremental(repo)
     for step in range(6):
-        action = rng.choice(["edit", "edit", "edit", "add", "remove", "errors"])
+        action = rng.choice(["edit", "edit", "edit", "add", "remove", "errors", "stub"])
         if action == "edit" or (action == "remove" and len(modules) < 2):
             path = rng.choice(sorted(modules))
             modules[path] = max(0, modules[path] + rng.randint(-4, 6))
@@ -137,10 +147,44 @@ def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> No
             path = rng.choice(sorted(modules))
             del modules[path]
             (repo / path).unlink()
+        elif action == "stub" and (repo / "pkg/errors.pyi").exists() and rng.random() < 0.5:
+            (repo / "pkg/errors.pyi").unlink()
+        elif action == "stub":
+            write(repo, "pkg/errors.pyi", _stub(rng))
         else:
             write(repo, "pkg/errors.py", _errors(rng))
         commit_all(repo, f"step {step}: {action}")
         _fresh_and_incremental(repo)
+
+
+_PATHS = st.sampled_from(
+    ["a/m.py", "a/m.pyi", "b/m.py", "b/m.pyi", "m.py", "m.pyi", "c/d/m.py", "c/d/m.pyi"]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_PATHS, st.lists(st.sampled_from(["E", "F", "G.H"]), max_size=3)))
+def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
+    files: dict[str, list[str]],
+) -> None:
+    """Where several files define one name (modules of one name in folders that are not
+    packages, a module and its stub), the state's table picks the file the index does."""
+    paths = sorted(files)
+    memory = Index(paths, lambda _path: None)
+    kept = state.State.private()
+    try:
+        for path in paths:
+            memory.register(path, files[path], files[path])
+            kept.stage(path, "0" * 40, state.names_text(files[path], files[path]))
+        entries = [BlobEntry(path, "0" * 40, 1) for path in paths]
+        plan = kept.plan(entries, lambda path, text: memory.defines(path, *state.names_of(text)))
+        assert plan.relink_all
+        stored = Index(paths, lambda _path: None, kept.defined)
+        for name in ["m.E", "m.F", "m.G.H", "m.X"]:
+            assert stored._class_file(name) == memory._class_file(name)
+            assert stored._factory_file(name) == memory._factory_file(name)
+    finally:
+        kept.close()
 
 
 def test_a_scan_cut_short_keeps_the_last_state(basic_repo: Path, _private_cache: Path) -> None:
