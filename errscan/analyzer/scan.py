@@ -1,7 +1,9 @@
 """SourceFiles -> per-file results: parse each file and pull out its sites, over a process pool.
 
-Workers return each result already encoded for the result cache, so a fresh result and a
-cached one take the same path back (cache.decode) and the cache is filled on the way.
+Workers encode each result for the result cache and, where the cache is a file, write it
+there themselves, handing back only the names of the classes and factories the file
+defines: results never pass through the main process, whose memory then holds only what
+is in flight. A fresh result and a cached one take the same path back (cache.decode).
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import signal
+import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from errscan.analyzer import cache, link
@@ -26,8 +30,11 @@ if TYPE_CHECKING:
 _BATCH_BYTES = 256 * 1024  # files go to a worker in batches of about this much source
 _BATCH_FILES = 32
 _POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
-_CHUNK = 256  # entries whose stored results are read back at once
+_CHUNK = 256  # entries whose stored names or features are read back at once
+_SITES_CHUNK = 64  # entries whose stored sites are read back at once (about 10 KB each)
 Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
+Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
+_stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
 
 
 def prepare(
@@ -59,12 +66,16 @@ def prepare(
     workers = max(1, min(jobs, len(todo))) if size >= _POOL_MIN_BYTES else 1
     todo.sort(key=lambda entry: -entry.size)  # largest first: no straggler at the end
     fresh: list[tuple[str, cache.Encoded]] = []
-    with Scanner(workers, radius, timeout) as scanner:
-        for source_file, encoded in scanner.encoded(read(todo)):
-            names = cache.decode_names(encoded[2])
+    store = None if str(results.path) == ":memory:" else (str(results.path), results.digest)
+    with Scanner(workers, radius, timeout, store) as scanner:
+        for source_file, (names_data, encoded) in scanner.scanned(read(todo)):
+            names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
             register(source_file.path, names[0], names[1])
-            fresh.append((source_file.sha, encoded))
+            if encoded is None:
+                results.added += 1  # a worker stored it
+            else:
+                fresh.append((source_file.sha, encoded))
             if len(fresh) >= 200:
                 results.put_many(fresh)
                 fresh.clear()
@@ -98,8 +109,8 @@ def stored(
 ) -> Iterator[FileResult]:
     """Second pass: each file's result in path order, read back a chunk at a time, so
     memory holds one chunk whatever the repository's size."""
-    for start in range(0, len(entries), _CHUNK):
-        chunk = entries[start : start + _CHUNK]
+    for start in range(0, len(entries), _SITES_CHUNK):
+        chunk = entries[start : start + _SITES_CHUNK]
         found = results.get_many([entry.sha for entry in chunk])
         for entry in chunk:
             result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
@@ -168,7 +179,12 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _worker_init() -> None:
+def _worker_init(store: tuple[str, str] | None) -> None:
+    """`store`: the result cache's path and digest, for the worker to write results to."""
+    global _stored_by_worker
+    if store is not None:
+        with contextlib.suppress(OSError, sqlite3.Error):  # else results go back to the main
+            _stored_by_worker = cache.ResultCache(Path(store[0]), store[1])
     # Ctrl-C reaches the whole process group: the main process ends the scan, and a
     # worker that also took the interrupt would only print a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -179,9 +195,19 @@ def _worker_init() -> None:
 
 
 def _scan_batch(
-    batch: list[tuple[str, bytes]], radius: int, timeout: float | None
-) -> list[cache.Encoded]:
-    return [cache.encode(scan_file(path, data, radius, timeout)) for path, data in batch]
+    batch: list[tuple[str, str, bytes]], radius: int, timeout: float | None
+) -> list[Scanned]:
+    encoded = [cache.encode(scan_file(path, data, radius, timeout)) for path, _, data in batch]
+    if _stored_by_worker is not None:
+        try:
+            _stored_by_worker.put_many(
+                (sha, e) for (_, sha, _), e in zip(batch, encoded, strict=True)
+            )
+        except sqlite3.Error:
+            pass  # locked past the wait, or the disk full: the main process stores them
+        else:
+            return [(e[2], None) for e in encoded]
+    return [(e[2], e) for e in encoded]
 
 
 class Scanner:
@@ -191,7 +217,14 @@ class Scanner:
     sources at a time whatever the repository's size.
     """
 
-    def __init__(self, jobs: int, radius: int, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        radius: int,
+        timeout: float | None = None,
+        store: tuple[str, str] | None = None,
+    ) -> None:
+        """`store`: the path and digest of a result cache file the workers write to."""
         self.radius = radius
         self.timeout = timeout
         self.jobs = jobs
@@ -203,7 +236,9 @@ class Scanner:
 
             # fork is cheap, and safe here: the pool starts before any thread of ours does
             context = multiprocessing.get_context("fork")
-            self._pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(
+                jobs, mp_context=context, initializer=_worker_init, initargs=(store,)
+            )
             self._pool.submit(int).result()
 
     def close(self) -> None:
@@ -216,17 +251,18 @@ class Scanner:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def encoded(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, cache.Encoded]]:
-        """Each file with its encoded result, in input order."""
+    def scanned(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, Scanned]]:
+        """Each file, in input order, with the names it defines and its encoded result
+        (None where a worker stored it)."""
         if self._pool is None:
             for source_file in files:
-                work = [(source_file.path, source_file.data)]
+                work = [(source_file.path, source_file.sha, source_file.data)]
                 data = _scan_batch(work, self.radius, self.timeout)[0]
                 yield _without_data(source_file), data
             return
-        pending: deque[tuple[list[SourceFile], Future[list[cache.Encoded]]]] = deque()
+        pending: deque[tuple[list[SourceFile], Future[list[Scanned]]]] = deque()
         for batch in _batches(files):
-            work = [(f.path, f.data) for f in batch]
+            work = [(f.path, f.sha, f.data) for f in batch]
             pending.append(
                 (
                     [_without_data(f) for f in batch],
@@ -244,8 +280,8 @@ def _without_data(source_file: SourceFile) -> SourceFile:
 
 
 def _drain(
-    item: tuple[list[SourceFile], Future[list[cache.Encoded]]],
-) -> Iterator[tuple[SourceFile, cache.Encoded]]:
+    item: tuple[list[SourceFile], Future[list[Scanned]]],
+) -> Iterator[tuple[SourceFile, Scanned]]:
     batch, future = item
     yield from zip(batch, future.result(), strict=True)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +91,38 @@ def test_pool_and_in_process_give_the_same_records(
     pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
     assert pooled.records == serial.records
     assert pooled.file_errors == serial.file_errors
+
+
+@pytest.mark.parametrize("workers_can_write", [True, False])
+def test_pool_workers_store_results_in_the_cache(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, workers_can_write: bool
+) -> None:
+    """Workers write each result to the cache file themselves; where they cannot (the
+    cache locked past the wait, say), the main process stores what they hand back."""
+    serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scan, "_BATCH_FILES", 2)
+    main = os.getpid()
+    put_many = cache.ResultCache.put_many
+
+    def put(self: cache.ResultCache, entries: Any) -> None:
+        if os.getpid() != main and not workers_can_write:
+            raise sqlite3.OperationalError("database is locked")
+        put_many(self, entries)
+
+    monkeypatch.setattr(cache.ResultCache, "put_many", put)
+    pooled = errscan.extract(str(basic_repo), jobs=2)
+    assert pooled.records == serial.records
+    assert pooled.file_errors == serial.file_errors
+    db = sqlite3.connect(_private_cache / "results.sqlite")
+    (entries,) = db.execute("SELECT COUNT(*) FROM results").fetchone()
+    db.close()
+    assert entries == pooled.stats.files
+    _no_parsing(monkeypatch)
+    for path in (_private_cache / "state").iterdir():
+        path.unlink()  # no kept records: every file's sites come from the cache
+    again = errscan.extract(str(basic_repo), jobs=2)
+    assert again.records == serial.records
 
 
 def test_stored_output_is_replayed_byte_for_byte(
