@@ -51,7 +51,7 @@ _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # records whose keys are indexed at once
 _IN = "(SELECT value FROM json_each(?))"  # a list as one parameter: one statement, any size
-_GROUP = 32  # files ranked at once
+_GROUP = 8  # files ranked at once
 _PENDING = 4000  # records added before they are written
 
 SCHEMA = """
@@ -264,7 +264,9 @@ class Ranking:
             group = paths[start : start + _GROUP]
             updates = self._rank_files(group)
             db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
-            changed.update(path for _, _, path in updates)
+            # the group's own strings: kept ones made while ranking would pin its memory
+            same = {path: path for path in group}
+            changed.update(same[path] for _, _, path in updates)
             done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {_IN}"
             db.execute(done, (json.dumps(group),))
         return changed
