@@ -202,6 +202,7 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
         if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA cache_size = -1024")  # 1 MB of pages: reads go by in order
         if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
             db.execute("BEGIN IMMEDIATE")
             # asked again under the write lock: another errscan may have just made it

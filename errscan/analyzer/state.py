@@ -248,6 +248,8 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
             if path is not None and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            for schema in ("main", "temp"):  # 1 MB of pages each (SQLite's default: 2 MB)
+                db.execute(f"PRAGMA {schema}.cache_size = -1024")
             if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
                 db.execute("BEGIN IMMEDIATE")
                 for (table,) in db.execute(
