@@ -182,6 +182,9 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
 def _worker_init(store: tuple[str, str] | None) -> None:
     """`store`: the result cache's path and digest, for the worker to write results to."""
     global _stored_by_worker
+    # A connection of the worker's own, never one inherited through fork; the main
+    # process keeps its own open (and so its hold on the write-ahead log's index) until
+    # the pool has shut down.
     if store is not None:
         with contextlib.suppress(OSError, sqlite3.Error):  # else results go back to the main
             _stored_by_worker = cache.ResultCache(Path(store[0]), store[1])
