@@ -154,7 +154,7 @@ class Scan:
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
                 register,
             )  # fmt: skip
-            plan = kept.plan(entries, lambda path, text: index.defines(path, *state.names_of(text)))
+            plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
             kept.ranking.remove(plan.removed)
             kept.forget(plan.removed)
             changed = set(plan.changed)

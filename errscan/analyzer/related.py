@@ -50,7 +50,7 @@ _RARE_WORDS = 2
 _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # records whose keys are indexed at once
-_IN = "(SELECT value FROM json_each(?))"  # a list as one parameter: one statement, any size
+IN_LIST = "(SELECT value FROM json_each(?))"  # a list as one JSON parameter: any size
 _GROUP = 8  # files ranked at once
 _PENDING = 4000  # records added before they are written
 
@@ -142,13 +142,15 @@ class Ranking:
         words = Counter(w for (w,) in _fetch(self._db, "SELECT word FROM word WHERE id IN {}", ids))
         self._count(words, -1)
         for table in ("word", "rec"):
-            self._db.execute(f"DELETE FROM {table} WHERE id IN {_IN}", (json.dumps(ids),))
+            self._db.execute(f"DELETE FROM {table} WHERE id IN {IN_LIST}", (json.dumps(ids),))
 
     def _drop_keys(self, ids: list[str]) -> None:
         """Take these records out of the postings, noting each key they leave as touched."""
         chosen = (json.dumps(ids),)
-        self._db.execute(f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {_IN}", chosen)
-        self._db.execute(f"DELETE FROM post WHERE id IN {_IN}", chosen)
+        self._db.execute(
+            f"INSERT INTO touched SELECT key, -1 FROM post WHERE id IN {IN_LIST}", chosen
+        )
+        self._db.execute(f"DELETE FROM post WHERE id IN {IN_LIST}", chosen)
 
     def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
         """One file's records, (id, features) in (line, col) order, in place of those the
@@ -267,7 +269,7 @@ class Ranking:
             # the group's own strings: kept ones made while ranking would pin its memory
             same = {path: path for path in group}
             changed.update(same[path] for _, _, path in updates)
-            done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {_IN}"
+            done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
             db.execute(done, (json.dumps(group),))
         return changed
 
@@ -368,4 +370,4 @@ def _score(a: _Entry, b: _Entry) -> float:
 
 def _fetch(db: sqlite3.Connection, query: str, values: Sequence[str]) -> list[Any]:
     """The rows of `query`, its `{}` standing for the list `values`."""
-    return db.execute(query.format(_IN), (json.dumps(list(values)),)).fetchall()
+    return db.execute(query.format(IN_LIST), (json.dumps(list(values)),)).fetchall()

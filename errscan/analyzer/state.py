@@ -48,7 +48,6 @@ COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON
 DEFAULT_MAX_STATES = 64
 _LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going private
 _STAGED = 2000  # files' names staged before they are written
-_NO_NAMES = "[[], []]"
 
 
 def lineage(parts: Sequence[object]) -> str:
@@ -132,14 +131,12 @@ class State:
         self.db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?, ?)", self._staged)
         self._staged.clear()
 
-    def plan(self, entries: Sequence[BlobEntry], defines: Callable[[str, str], set[str]]) -> Plan:
-        """Against the kept scan, the files staged (any of `entries` not staged is taken
-        to define nothing); `defines`: the names such a text defines for a path. Brings
-        the table of defined names (`defined`) up to date."""
+    def plan(self, defines: Callable[[str, str], set[str]]) -> Plan:
+        """The files staged (every file of this scan) against the kept scan; `defines`:
+        the names such a text defines for a path. Brings the table of defined names
+        (`defined`) up to date."""
         self._write_staged()
         db = self.db
-        db.executemany("INSERT OR IGNORE INTO now VALUES (?, ?, ?)",
-                       ((e.path, e.sha, _NO_NAMES) for e in entries))  # fmt: skip
         changed = db.execute(
             "SELECT n.path, f.path IS NULL FROM now n LEFT JOIN file f USING (path) "
             "WHERE f.sha IS NULL OR f.sha != n.sha ORDER BY n.path"
@@ -160,8 +157,8 @@ class State:
                 self._define(batch, defines)
         else:
             paths = (json.dumps([path for path, _ in changed]),)
-            db.execute("DELETE FROM defn WHERE path IN (SELECT value FROM json_each(?))", paths)
-            query = "SELECT path, names FROM now WHERE path IN (SELECT value FROM json_each(?))"
+            db.execute(f"DELETE FROM defn WHERE path IN {related.IN_LIST}", paths)
+            query = f"SELECT path, names FROM now WHERE path IN {related.IN_LIST}"
             self._define(db.execute(query, paths).fetchall(), defines)
         return Plan([p for p, _ in changed], removed, relink_all, renamed)
 
@@ -185,15 +182,13 @@ class State:
     def dependents(self, used: Sequence[str]) -> set[str]:
         """Files whose records' exceptions were resolved through one of `used` (what
         Index.reads gives: files read, names looked up)."""
-        query = "SELECT DISTINCT path FROM dep WHERE used IN (SELECT value FROM json_each(?))"
+        query = f"SELECT DISTINCT path FROM dep WHERE used IN {related.IN_LIST}"
         return {p for (p,) in self.db.execute(query, (json.dumps(sorted(used)),))}
 
     def forget(self, paths: Sequence[str]) -> None:
         chosen = (json.dumps(list(paths)),)
         for table in ("file", "dep"):
-            self.db.execute(
-                f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?))", chosen
-            )
+            self.db.execute(f"DELETE FROM {table} WHERE path IN {related.IN_LIST}", chosen)
 
     def kept(self, path: str) -> Kept:
         block, count, error = self.db.execute(
@@ -214,8 +209,7 @@ class State:
         reason = None if error is None else json.dumps([error.reason, error.transient])
         self.db.execute(
             "INSERT OR REPLACE INTO file VALUES "
-            f"(?1, ?2, COALESCE((SELECT names FROM now WHERE path = ?1), '{_NO_NAMES}'), "
-            "?3, ?4, ?5)",
+            "(?1, ?2, (SELECT names FROM now WHERE path = ?1), ?3, ?4, ?5)",
             (entry.path, sha, block, count, reason),
         )
         self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer import link, state
-from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import Index
 from tests.support import build_repo, commit_all, git, write
 
@@ -176,8 +175,7 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
         for path in paths:
             memory.register(path, files[path], files[path])
             kept.stage(path, "0" * 40, state.names_text(files[path], files[path]))
-        entries = [BlobEntry(path, "0" * 40, 1) for path in paths]
-        plan = kept.plan(entries, lambda path, text: memory.defines(path, *state.names_of(text)))
+        plan = kept.plan(lambda path, text: memory.defines(path, *state.names_of(text)))
         assert plan.relink_all
         stored = Index(paths, lambda _path: None, kept.defined)
         for name in ["m.E", "m.F", "m.G.H", "m.X"]:
