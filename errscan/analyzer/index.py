@@ -26,7 +26,7 @@ _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _FACTS_CACHED = 128  # files whose imports and classes are kept decoded at once
-_REMEMBERED = 8192  # answers kept, of each kind
+_REMEMBERED = 1024  # answers kept, of each kind (more only holds memory: hits are local)
 
 
 def module_names(paths: list[str]) -> dict[str, str]:
