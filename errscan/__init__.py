@@ -89,7 +89,7 @@ class Scan:
     changed reaches, gives back the records kept then, without linking or ranking.
     """
 
-    def __init__(self, commit: repo.Commit, entries: list[files.BlobEntry], opts: _Options) -> None:
+    def __init__(self, commit: repo.Commit, entries: files.Listing, opts: _Options) -> None:
         self.repo = commit.repo
         self.commit = commit.sha
         self.files = len(entries)
@@ -144,11 +144,10 @@ class Scan:
         entries = self._entries
         with _result_store(opts) as results, _kept_state(opts, self._lineage) as kept:
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
-            sha_of = {entry.path: entry.sha for entry in entries}
-            index = Index(list(sha_of), lambda path: results.summary(sha_of[path]), kept.defined)
+            index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
 
             def register(path: str, classes: list[str], factories: list[str]) -> None:
-                kept.stage(path, sha_of[path], state.names_text(classes, factories))
+                kept.stage(path, entries.sha(path), state.names_text(classes, factories))
 
             scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
@@ -157,25 +156,30 @@ class Scan:
             plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
             kept.ranking.remove(plan.removed)
             kept.forget(plan.removed)
-            changed = set(plan.changed)
-            todo = [entry for entry in entries if entry.path in changed]
+            todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
             for path, ranked in scan_stage.features(todo, results, self.repo):
                 kept.ranking.add(path, ranked)
             kept.ranking.settle()
-            redo = kept.ranking.rank()
-            if not plan.relink_all:  # else every file is relinked: no need to ask which
-                gone = [*plan.changed, *plan.removed]
-                redo |= changed | kept.dependents([f"p:{p}" for p in gone] + sorted(plan.renamed))
-            del changed, todo
+            # which files to relink lives in the state, not in memory; with every file
+            # relinked anyway, nothing needs marking
+            kept.ranking.rank(None if plan.relink_all else kept.redo)
+            if not plan.relink_all:
+                kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
+
+            def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
+                if plan.relink_all:
+                    return ((entry, True) for entry in entries)
+                return zip(entries, kept.redone(entries.paths), strict=True)
+
             linked = scan_stage.stored(
                 read,
-                [entry for entry in entries if plan.relink_all or entry.path in redo],
+                (entry for entry, redo in relinked() if redo),
                 results,
                 opts.context,
                 opts.file_timeout,
             )
-            for entry in entries:
-                if plan.relink_all or entry.path in redo:
+            for entry, redo in relinked():
+                if redo:
                     done = self._link(entry, next(linked), index, kept)
                 else:
                     found = kept.kept(entry.path)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import IO
+from typing import IO, overload
 
 import git
 
@@ -56,6 +58,57 @@ class BlobEntry:
     size: int
 
 
+class Listing(Sequence[BlobEntry]):
+    """A commit's files sorted by path, held compactly: a list of paths, the blob ids
+    as raw bytes and the sizes as an array (about 100 bytes a file, where BlobEntry
+    objects take 250); entries are made when asked for."""
+
+    __slots__ = ("_ids", "_sizes", "_width", "paths")
+
+    def __init__(self, entries: Iterable[tuple[str, str, int]]) -> None:
+        """`entries`: (path, hex blob id, size), paths distinct, in any order."""
+        ordered = sorted(entries)
+        self.paths = [path for path, _, _ in ordered]
+        # SHA-1 ids, or SHA-256 ones in a repository of that object format
+        self._width = len(ordered[0][1]) // 2 if ordered else 20
+        self._ids = b"".join(bytes.fromhex(sha) for _, sha, _ in ordered)
+        self._sizes = array("q", [size for _, _, size in ordered])
+        if len(self._ids) != self._width * len(ordered):
+            raise ValueError("blob ids of mixed lengths")
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @overload
+    def __getitem__(self, item: int) -> BlobEntry: ...
+    @overload
+    def __getitem__(self, item: slice) -> list[BlobEntry]: ...
+    def __getitem__(self, item: int | slice) -> BlobEntry | list[BlobEntry]:
+        if isinstance(item, slice):
+            return [self._entry(i) for i in range(*item.indices(len(self.paths)))]
+        if item < 0:
+            item += len(self.paths)
+        if not 0 <= item < len(self.paths):
+            raise IndexError("listing index out of range")
+        return self._entry(item)
+
+    def __iter__(self) -> Iterator[BlobEntry]:
+        return (self._entry(i) for i in range(len(self.paths)))
+
+    def sha(self, path: str) -> str:
+        """The blob id of the file at `path`; KeyError where the listing has none."""
+        i = bisect.bisect_left(self.paths, path)
+        if i == len(self.paths) or self.paths[i] != path:
+            raise KeyError(path)
+        return self._id(i)
+
+    def _id(self, i: int) -> str:
+        return self._ids[i * self._width : (i + 1) * self._width].hex()
+
+    def _entry(self, i: int) -> BlobEntry:
+        return BlobEntry(self.paths[i], self._id(i), self._sizes[i])
+
+
 @dataclass(frozen=True)
 class SourceFile:
     path: str
@@ -63,7 +116,7 @@ class SourceFile:
     data: bytes
 
 
-def list_files(repo: git.Repo, commit: str, filters: Filters) -> list[BlobEntry]:
+def list_files(repo: git.Repo, commit: str, filters: Filters) -> Listing:
     """Regular-file blobs at `commit` that `filters` wants, sorted by path."""
     try:
         out: bytes = repo.git.ls_tree(
@@ -81,9 +134,8 @@ def list_files(repo: git.Repo, commit: str, filters: Filters) -> list[BlobEntry]
             continue
         path = raw_path.decode("utf-8", "backslashreplace")
         if filters.wants(path):
-            entries.append(BlobEntry(path, sha.decode("ascii"), int(size)))
-    entries.sort(key=lambda entry: entry.path)
-    return entries
+            entries.append((path, sha.decode("ascii"), int(size)))
+    return Listing(entries)
 
 
 def read_files(repo: git.Repo, entries: Sequence[BlobEntry]) -> Iterator[SourceFile]:

@@ -30,7 +30,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,22 +256,20 @@ class Ranking:
     def _counts(self, words: set[str]) -> dict[str, int]:
         return dict(_fetch(self._db, "SELECT word, n FROM df WHERE word IN {}", sorted(words)))
 
-    def rank(self) -> set[str]:
-        """Rank the marked records again; the files where some record's list changed."""
+    def rank(self, changed: Callable[[list[str]], None] | None = None) -> None:
+        """Rank the marked records again, handing `changed` the files where some
+        record's list changed, a few at a time."""
         db = self._db
         paths = [p for (p,) in db.execute(
             "SELECT DISTINCT path FROM rec WHERE dirty != 0 ORDER BY path")]  # fmt: skip
-        changed: set[str] = set()
         for start in range(0, len(paths), _GROUP):
             group = paths[start : start + _GROUP]
             updates = self._rank_files(group)
             db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
-            # the group's own strings: kept ones made while ranking would pin its memory
-            same = {path: path for path in group}
-            changed.update(same[path] for _, _, path in updates)
+            if changed is not None and updates:
+                changed(sorted({path for _, _, path in updates}))
             done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
             db.execute(done, (json.dumps(group),))
-        return changed
 
     def _rank_files(self, paths: list[str]) -> list[tuple[str, str, str]]:
         """New lists of the marked records of a few files: (list, id, path) where changed."""

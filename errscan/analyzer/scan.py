@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import signal
 import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, SourceFile
@@ -34,6 +35,7 @@ _CHUNK = 256  # entries whose stored names or features are read back at once
 _SITES_CHUNK = 64  # entries whose stored sites are read back at once (about 10 KB each)
 Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
 Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
+_T = TypeVar("_T")
 _stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
 
 
@@ -86,12 +88,11 @@ def prepare(
 
 
 def features(
-    entries: Sequence[BlobEntry], results: cache.ResultCache, repo: str
+    entries: Iterable[BlobEntry], results: cache.ResultCache, repo: str
 ) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
     """Each file's sites as (id, ranking features), read from the cache, for related errors
     (every file, those without sites too)."""
-    for start in range(0, len(entries), _CHUNK):
-        chunk = entries[start : start + _CHUNK]
+    for chunk in _chunks(entries, _CHUNK):
         stored = results.get_many([entry.sha for entry in chunk], column="features")
         for entry in chunk:
             decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
@@ -102,15 +103,14 @@ def features(
 
 def stored(
     read: Reader,
-    entries: Sequence[BlobEntry],
+    entries: Iterable[BlobEntry],
     results: cache.ResultCache,
     radius: int,
     timeout: float | None,
 ) -> Iterator[FileResult]:
     """Second pass: each file's result in path order, read back a chunk at a time, so
     memory holds one chunk whatever the repository's size."""
-    for start in range(0, len(entries), _SITES_CHUNK):
-        chunk = entries[start : start + _SITES_CHUNK]
+    for chunk in _chunks(entries, _SITES_CHUNK):
         found = results.get_many([entry.sha for entry in chunk])
         for entry in chunk:
             result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
@@ -118,6 +118,12 @@ def stored(
                 source_file = next(read([entry]))
                 result = scan_file(entry.path, source_file.data, radius, timeout)
             yield result
+
+
+def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 _LFS_POINTER = b"version https://git-lfs.github.com/spec/"

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +67,7 @@ def names_of(text: str) -> tuple[list[str], list[str]]:
 class Plan:
     """What a scan must redo against the kept state."""
 
-    changed: list[str]  # paths new, or with another blob
+    changed: int  # files new, or with another blob (marked to redo in the state)
     removed: list[str]  # paths gone
     relink_all: bool  # nothing kept, or the set of paths (so module names) changed
     renamed: set[str]  # class and factory names (`c:NAME`, `f:NAME`) defined or undefined
@@ -89,8 +89,11 @@ class State:
         self.db = db
         self.fresh = not db.execute("SELECT EXISTS (SELECT 1 FROM file)").fetchone()[0]
         self.ranking = related.Ranking(db, self.fresh)
+        # now: the files of this scan; redo: 1 new or another blob, 2 to relink all the
+        # same (a list of related errors changed, or what its exceptions resolved through)
         db.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS now (path TEXT PRIMARY KEY, sha TEXT, names TEXT)"
+            "CREATE TEMP TABLE IF NOT EXISTS now "
+            "(path TEXT PRIMARY KEY, sha TEXT, names TEXT, redo INTEGER NOT NULL DEFAULT 0)"
         )
         db.execute("DELETE FROM now")
         self._staged: list[tuple[str, str, str]] = []
@@ -128,7 +131,7 @@ class State:
             self._write_staged()
 
     def _write_staged(self) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?, ?)", self._staged)
+        self.db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?, ?, 0)", self._staged)
         self._staged.clear()
 
     def plan(self, defines: Callable[[str, str], set[str]]) -> Plan:
@@ -138,9 +141,9 @@ class State:
         self._write_staged()
         db = self.db
         changed = db.execute(
-            "SELECT n.path, f.path IS NULL FROM now n LEFT JOIN file f USING (path) "
-            "WHERE f.sha IS NULL OR f.sha != n.sha ORDER BY n.path"
-        ).fetchall()
+            "UPDATE now SET redo = 1 WHERE sha IS NOT (SELECT sha FROM file WHERE path = now.path)"
+        ).rowcount
+        added = "SELECT EXISTS (SELECT 1 FROM now WHERE path NOT IN (SELECT path FROM file))"
         gone = "SELECT path FROM file WHERE path NOT IN (SELECT path FROM now) ORDER BY path"
         removed = [p for (p,) in db.execute(gone)]
         renamed: set[str] = set()
@@ -149,18 +152,18 @@ class State:
             "WHERE f.sha != n.sha AND f.names != n.names"
         ):
             renamed |= defines(path, old) ^ defines(path, new)
-        relink_all = self.fresh or any(added for _, added in changed) or bool(removed)
+        relink_all = self.fresh or bool(removed) or bool(db.execute(added).fetchone()[0])
         if relink_all:  # module names may have changed: every file's names anew
             db.execute("DELETE FROM defn")
             rows = db.execute("SELECT path, names FROM now ORDER BY path")
             while batch := rows.fetchmany(_STAGED):
                 self._define(batch, defines)
         else:
-            paths = (json.dumps([path for path, _ in changed]),)
-            db.execute(f"DELETE FROM defn WHERE path IN {related.IN_LIST}", paths)
-            query = f"SELECT path, names FROM now WHERE path IN {related.IN_LIST}"
-            self._define(db.execute(query, paths).fetchall(), defines)
-        return Plan([p for p, _ in changed], removed, relink_all, renamed)
+            db.execute("DELETE FROM defn WHERE path IN (SELECT path FROM now WHERE redo = 1)")
+            self._define(
+                db.execute("SELECT path, names FROM now WHERE redo = 1").fetchall(), defines
+            )
+        return Plan(changed, removed, relink_all, renamed)
 
     def _define(
         self, files: Sequence[tuple[str, str]], defines: Callable[[str, str], set[str]]
@@ -179,11 +182,33 @@ class State:
         ).fetchone()
         return None if found is None else str(found[0])
 
-    def dependents(self, used: Sequence[str]) -> set[str]:
-        """Files whose records' exceptions were resolved through one of `used` (what
-        Index.reads gives: files read, names looked up)."""
-        query = f"SELECT DISTINCT path FROM dep WHERE used IN {related.IN_LIST}"
-        return {p for (p,) in self.db.execute(query, (json.dumps(sorted(used)),))}
+    def changed(self) -> Iterator[tuple[str, str]]:
+        """(path, sha) of each file new or with another blob since the kept scan, by path."""
+        yield from self.db.execute("SELECT path, sha FROM now WHERE redo = 1 ORDER BY path")
+
+    def redo_dependents(self, used: Sequence[str]) -> None:
+        """Mark to relink the files whose records' exceptions were resolved through a
+        changed file or one of `used` (what Index.reads gives: `p:PATH` for a file read,
+        names looked up)."""
+        self.db.execute(
+            "UPDATE now SET redo = 2 WHERE redo = 0 AND path IN (SELECT path FROM dep "
+            "WHERE used IN (SELECT 'p:' || path FROM now WHERE redo = 1 UNION ALL "
+            "SELECT value FROM json_each(?)))",
+            (json.dumps(sorted(used)),),
+        )
+
+    def redo(self, paths: Sequence[str]) -> None:
+        """Mark these files of the scan to relink."""
+        query = f"UPDATE now SET redo = 2 WHERE redo = 0 AND path IN {related.IN_LIST}"
+        self.db.execute(query, (json.dumps(list(paths)),))
+
+    def redone(self, paths: Iterable[str]) -> Iterator[bool]:
+        """For each path of the scan, in order, whether it is marked to relink."""
+        rows = self.db.execute("SELECT path, redo FROM now ORDER BY path")
+        for path, (marked, redo) in zip(paths, rows, strict=True):
+            if marked != path:
+                raise RuntimeError(f"scan state out of step: {marked!r} for {path!r}")
+            yield redo != 0
 
     def forget(self, paths: Sequence[str]) -> None:
         chosen = (json.dumps(list(paths)),)
