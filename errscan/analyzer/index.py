@@ -7,13 +7,16 @@ index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Except
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import contextlib
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from errscan.analyzer.files import Packed
 from errscan.models import ClassInfo, FileSummary, Import
 
 BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
@@ -29,10 +32,10 @@ _FACTS_CACHED = 128  # files whose imports and classes are kept decoded at once
 _REMEMBERED = 1024  # answers kept, of each kind (more only holds memory: hits are local)
 
 
-def module_names(paths: list[str]) -> dict[str, str]:
-    """Each file's importable module name: packages are folders with an __init__.py."""
+def module_names(paths: Sequence[str]) -> Iterator[str]:
+    """Each file's importable module name, in order: packages are folders with an
+    __init__.py."""
     packages = {path.rsplit("/", 1)[0] for path in paths if _is_package_init(path)}
-    names: dict[str, str] = {}
     for path in paths:
         parts = path.rsplit(".", 1)[0].split("/")
         if parts[-1] == "__init__":
@@ -42,8 +45,7 @@ def module_names(paths: list[str]) -> dict[str, str]:
         top = len(folders)
         while top > 0 and "/".join(folders[:top]) in packages:
             top -= 1
-        names[path] = ".".join(parts[top:]) or parts[-1]
-    return names
+        yield ".".join(parts[top:]) or parts[-1]
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,16 @@ class Index:
         """`load`: a file's summary. `defined`: the file defining a name, given as
         `c:NAME` (a class) or `f:NAME` (a factory) and chosen as `claims` would, where
         the names live outside (the scan's state); else `register` gives them."""
-        self.module_of = module_names(list(paths))
-        self.file_of: dict[str, str] = {}
-        for path in sorted(paths, key=lambda p: (p.endswith(".pyi"), p)):  # .py before .pyi
-            self.file_of.setdefault(self.module_of[path], path)
+        # packed, with the modules' order as an array of positions: no object per file
+        self._paths = paths if isinstance(paths, Packed) else Packed(sorted(paths))
+        self._modules = Packed(module_names(self._paths))
+        order = sorted(
+            range(len(self._paths)),
+            key=lambda i: (self._modules[i], self._paths[i].endswith(".pyi")),
+        )  # a module's file: its first .py by path, else its first stub
+        self._by_module = array("l", order)
+        del order
+        self._module_memo: dict[str, str | None] = {}
         self._defined: dict[str, str] = {}
         self._lookup = defined or self._defined.get
         self._load = load
@@ -90,6 +98,24 @@ class Index:
         self._memo: dict[str, tuple[ExceptionInfo, frozenset[str]]] = {}
         self._resolved: dict[tuple[str, str], tuple[str | None, frozenset[str]]] = {}
         self._reading: list[set[str]] = []  # files read, per answer being worked out
+
+    def module_of(self, path: str) -> str | None:
+        """The module name of a file of the scan."""
+        found = self._module_memo.get(path, "")
+        if found == "":
+            i = self._paths.find(path)
+            found = self._modules[i] if i >= 0 else None
+            if len(self._module_memo) >= 64:
+                self._module_memo.clear()
+            self._module_memo[path] = found
+        return found
+
+    def file_of(self, module: str) -> str | None:
+        """The file that is the module `module` (a module over its stub)."""
+        at = bisect.bisect_left(self._by_module, module, key=self._modules.__getitem__)
+        if at < len(self._by_module) and self._modules[self._by_module[at]] == module:
+            return self._paths[self._by_module[at]]
+        return None
 
     @classmethod
     def of(cls, summaries: Mapping[str, FileSummary]) -> Index:
@@ -109,7 +135,7 @@ class Index:
 
     def defines(self, path: str, classes: Sequence[str], factories: Sequence[str]) -> set[str]:
         """The names a file's classes and factories take in the scan, as `reads` gives them."""
-        module = self.module_of.get(path)
+        module = self.module_of(path)
         if module is None:
             return set()
         return {f"c:{module}.{c}" for c in classes} | {f"f:{module}.{f}" for f in factories}
@@ -174,7 +200,7 @@ class Index:
         path = self._class_file(qualified)
         if path is None:
             return None
-        return self._facts(path).classes.get(qualified[len(self.module_of[path]) + 1 :])
+        return self._facts(path).classes.get(qualified[len(self._module(path)) + 1 :])
 
     def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
         """The fully qualified name `dotted`, as written in file `path`, refers to."""
@@ -185,7 +211,7 @@ class Index:
         return self._resolve(path, dotted, hops)
 
     def _resolve(self, path: str, dotted: str, hops: int) -> str | None:
-        module = self.module_of.get(path)
+        module = self.module_of(path)
         if module is None or hops > _MAX_HOPS:
             return None
         first, _, rest = dotted.partition(".")
@@ -202,7 +228,7 @@ class Index:
         return None
 
     def _absolute(self, path: str, imported: Import) -> str | None:
-        module = self.module_of[path]
+        module = self._module(path)
         if imported.level == 0:
             base = imported.module
         else:
@@ -223,7 +249,7 @@ class Index:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:cut])
-            path = self.file_of.get(module)
+            path = self.file_of(module)
             if path is None:
                 continue
             found = self.resolve(path, ".".join(parts[cut:]), hops + 1)
@@ -232,7 +258,7 @@ class Index:
 
     def factory_class(self, path: str, ref: str, function: str) -> str | None:
         """The class a factory in the repository returns or raises, fully qualified."""
-        module = self.module_of.get(path)
+        module = self.module_of(path)
         if module is None:
             return None
         if ref.startswith(("self.", "cls.")):
@@ -243,7 +269,7 @@ class Index:
         made_in = self._factory_file(qualified) if qualified else None
         if made_in is None or qualified is None:
             return None
-        function = qualified[len(self.module_of[made_in]) + 1 :]
+        function = qualified[len(self._module(made_in)) + 1 :]
         made = self._facts(made_in).factories.get(function)
         return self.resolve(made_in, made) if made else None
 
@@ -298,10 +324,16 @@ class Index:
             else False
         )
 
+    def _module(self, path: str) -> str:
+        module = self.module_of(path)
+        if module is None:
+            raise KeyError(path)
+        return module
+
     def _file_of_class(self, qualname: str) -> str | None:
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            path = self.file_of.get(".".join(parts[:cut]))
+            path = self.file_of(".".join(parts[:cut]))
             if path is not None:
                 return path
         return None

@@ -14,10 +14,11 @@ import itertools
 import signal
 import sqlite3
 import threading
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, SourceFile
@@ -51,26 +52,29 @@ def prepare(
 ) -> None:
     """First pass: give every file a stored result (scanning those the cache lacks, or
     holds unreadable), and hand `register` the classes and factories each file defines."""
-    summarized: set[str] = set()
+    # positions, not entries, of the files to scan: the pool forks a process this small
+    todo = array("l")
+    size = 0
     for start in range(0, len(entries), _CHUNK):
         chunk = entries[start : start + _CHUNK]
         found = results.get_many([entry.sha for entry in chunk], column="names")
-        for entry in chunk:
+        for at, entry in enumerate(chunk, start):
             names = cache.decode_names(found[entry.sha]) if entry.sha in found else None
             if names is not None and not names[2]:
                 register(entry.path, names[0], names[1])
-                summarized.add(entry.path)
-    todo = [entry for entry in entries if entry.path not in summarized]
-    done = len(summarized)
+            else:
+                todo.append(at)
+                size += entry.size
+    done = len(entries) - len(todo)
     if progress is not None:
         progress(done, len(entries))
-    size = sum(entry.size for entry in todo)
     workers = max(1, min(jobs, len(todo))) if size >= _POOL_MIN_BYTES else 1
-    todo.sort(key=lambda entry: -entry.size)  # largest first: no straggler at the end
+    # largest first: no straggler at the end
+    todo = array("l", sorted(todo, key=lambda at: -entries[at].size))
     fresh: list[tuple[str, cache.Encoded]] = []
     store = None if str(results.path) == ":memory:" else (str(results.path), results.digest)
     with Scanner(workers, radius, timeout, store) as scanner:
-        for source_file, (names_data, encoded) in scanner.scanned(read(todo)):
+        for source_file, (names_data, encoded) in scanner.scanned(read(_Picked(entries, todo))):
             names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
             register(source_file.path, names[0], names[1])
@@ -85,6 +89,26 @@ def prepare(
             if progress is not None:
                 progress(done, len(entries))
     results.put_many(fresh)
+
+
+class _Picked(Sequence[BlobEntry]):
+    """Some of the entries, by position."""
+
+    def __init__(self, entries: Sequence[BlobEntry], positions: Sequence[int]) -> None:
+        self._entries = entries
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, item: int) -> BlobEntry: ...
+    @overload
+    def __getitem__(self, item: slice) -> list[BlobEntry]: ...
+    def __getitem__(self, item: int | slice) -> BlobEntry | list[BlobEntry]:
+        if isinstance(item, slice):
+            return [self._entries[at] for at in self._positions[item]]
+        return self._entries[self._positions[item]]
 
 
 def features(

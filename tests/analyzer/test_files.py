@@ -6,9 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer.files import Filters, is_test
+from errscan.analyzer.files import BlobEntry, Filters, Listing, Packed, is_test
 from tests.support import commit_all, git, write
 
 
@@ -97,3 +99,56 @@ def test_odd_file_names_survive(tmp_path: Path) -> None:
         write(repo, name, 'raise ValueError("x")\n')
     commit_all(repo, "odd")
     assert {r.file for r in errscan.extract(str(repo)).records} == set(names)
+
+
+_PATH_PARTS = st.sampled_from(["a", "b", "é", "__init__", "m", "x-y", "z0"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.dictionaries(
+        st.lists(_PATH_PARTS, min_size=1, max_size=4).map(lambda p: "/".join(p) + ".py"),
+        st.tuples(st.binary(min_size=20, max_size=20), st.integers(0, 1 << 40)),
+    ),
+    st.integers(-3, 3),
+    st.integers(-3, 3),
+)
+def test_a_listing_gives_what_a_sorted_list_of_entries_would(
+    files: dict[str, tuple[bytes, int]], start: int, stop: int
+) -> None:
+    entries = [BlobEntry(p, sha.hex(), size) for p, (sha, size) in sorted(files.items())]
+    listing = Listing((e.path, e.sha, e.size) for e in reversed(entries))
+    assert list(listing) == entries
+    assert len(listing) == len(entries)
+    assert list(listing.paths) == [e.path for e in entries]
+    assert listing[start:stop] == entries[start:stop]
+    assert listing.paths[start:stop] == [e.path for e in entries][start:stop]
+    for i, entry in enumerate(entries):
+        assert listing[i] == entry
+        assert listing[i - len(entries)] == entry
+        assert listing.sha(entry.path) == entry.sha
+        assert listing.paths.find(entry.path) == i
+    for missing in ["", "a", "a/b.pyi", "zz.py"]:
+        if missing not in files:
+            assert listing.paths.find(missing) == -1
+            with pytest.raises(KeyError):
+                listing.sha(missing)
+    with pytest.raises(IndexError):
+        listing[len(entries)]
+
+
+def test_a_listing_holds_sha256_ids() -> None:
+    long_id = "ab" * 32
+    listing = Listing([("b.py", long_id, 3), ("a.py", "cd" * 32, 1)])
+    assert listing.sha("b.py") == long_id
+    assert listing[0] == BlobEntry("a.py", "cd" * 32, 1)
+    with pytest.raises(ValueError, match="mixed"):
+        Listing([("a.py", "ab" * 20, 1), ("b.py", long_id, 1)])
+
+
+def test_packed_strings_keep_empty_and_wide_ones() -> None:
+    items = ["", "ä", "", "日本", "x"]
+    packed = Packed(items)
+    assert list(packed) == items
+    assert packed[-1] == "x"
+    assert packed[1:4] == items[1:4]

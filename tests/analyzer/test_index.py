@@ -1,0 +1,46 @@
+"""The index's module names and the file of each module, held packed."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import errscan
+from errscan.analyzer.index import Index, _is_package_init
+
+_PATHS = (
+    st.lists(st.sampled_from(["a", "b", "src", "__init__", "m", "n"]), min_size=1, max_size=4)
+    .filter(lambda parts: parts != ["__init__"])
+    .flatmap(lambda parts: st.sampled_from([".py", ".pyi"]).map(lambda ext: "/".join(parts) + ext))
+)
+
+
+def _module_names(paths: list[str]) -> dict[str, str]:
+    """The rule, written out: climb from a file's folder while the folder is a package."""
+    packages = {p.rsplit("/", 1)[0] for p in paths if _is_package_init(p)}
+    names = {}
+    for path in paths:
+        parts = path.rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        folders = path.split("/")[:-1]
+        top = len(folders)
+        while top > 0 and "/".join(folders[:top]) in packages:
+            top -= 1
+        names[path] = ".".join(parts[top:]) or parts[-1]
+    return names
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sets(_PATHS, max_size=12))
+def test_module_of_and_file_of_follow_the_rule(paths: set[str]) -> None:
+    names = _module_names(sorted(paths))
+    file_of: dict[str, str] = {}
+    for path in sorted(paths, key=lambda p: (p.endswith(".pyi"), p)):  # a module over its stub
+        file_of.setdefault(names[path], path)
+    index = Index(list(paths), lambda _path: None)
+    for path in paths:
+        assert index.module_of(path) == names[path]
+    assert index.module_of("nowhere.py") is None
+    for module in {*names.values(), "nowhere", "a.nowhere"}:
+        assert index.file_of(module) == file_of.get(module)
