@@ -45,7 +45,8 @@ def module_names(paths: Sequence[str]) -> Iterator[str]:
         top = len(folders)
         while top > 0 and "/".join(folders[:top]) in packages:
             top -= 1
-        yield ".".join(parts[top:]) or parts[-1]
+        # a top-level __init__.py: the package is the unnamed repository folder itself
+        yield ".".join(parts[top:]) or (parts[-1] if parts else "__init__")
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,9 @@ from hypothesis import strategies as st
 import errscan
 from errscan.analyzer.index import Index, _is_package_init
 
-_PATHS = (
-    st.lists(st.sampled_from(["a", "b", "src", "__init__", "m", "n"]), min_size=1, max_size=4)
-    .filter(lambda parts: parts != ["__init__"])
-    .flatmap(lambda parts: st.sampled_from([".py", ".pyi"]).map(lambda ext: "/".join(parts) + ext))
-)
+_PATHS = st.lists(
+    st.sampled_from(["a", "b", "src", "__init__", "m", "n"]), min_size=1, max_size=4
+).flatmap(lambda parts: st.sampled_from([".py", ".pyi"]).map(lambda ext: "/".join(parts) + ext))
 
 
 def _module_names(paths: list[str]) -> dict[str, str]:
@@ -27,7 +25,7 @@ def _module_names(paths: list[str]) -> dict[str, str]:
         top = len(folders)
         while top > 0 and "/".join(folders[:top]) in packages:
             top -= 1
-        names[path] = ".".join(parts[top:]) or parts[-1]
+        names[path] = ".".join(parts[top:]) or (parts[-1] if parts else "__init__")
     return names
 
 
@@ -44,3 +42,11 @@ def test_module_of_and_file_of_follow_the_rule(paths: set[str]) -> None:
     assert index.module_of("nowhere.py") is None
     for module in {*names.values(), "nowhere", "a.nowhere"}:
         assert index.file_of(module) == file_of.get(module)
+
+
+def test_a_top_level_init_file_is_scanned() -> None:
+    """It once stopped the scan: a package with no folder name has no module path."""
+    code = "class Bad(ValueError):\n    pass\n\ndef f():\n    raise Bad('no')\n"
+    (record,) = errscan.extract_source(code, "__init__.py")
+    assert record.exception == "Bad"
+    assert record.exception_qualname == "__init__.Bad"
