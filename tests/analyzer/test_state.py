@@ -67,6 +67,29 @@ def test_an_edit_relinks_only_what_it_reaches(
     assert _jsonl(basic_repo, use_cache=False) == _jsonl(basic_repo)
 
 
+def test_marks_to_relink_follow_the_listing_whatever_the_file_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state streams its marks in SQLite's path order beside the listing's, made
+    in Python: the two orders must agree for names beyond ASCII too."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    names = ["Z.py", "a b.py", "a-b.py", "a/b.py", "a0.py", "é.py", "日本/x.py", "\U0001f600.py"]
+    for name in names:
+        write(repo, name, f"raise ValueError({name!r})\n")
+    commit_all(repo, "odd names")
+    errscan.extract(str(repo))
+    linked = _count_links(monkeypatch)
+    with open(repo / "é.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(repo, "edit")
+    again = errscan.extract(str(repo))
+    assert linked == ["é.py"]
+    monkeypatch.undo()
+    assert again.records == errscan.extract(str(repo), use_cache=False).records
+
+
 def test_an_exception_class_change_reaches_the_files_raising_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
