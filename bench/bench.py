@@ -17,6 +17,7 @@ a cold scan's of the same commit.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -51,9 +52,10 @@ start = time.perf_counter()
 from errscan.cli import main
 code = main(sys.argv[1:])
 seconds = time.perf_counter() - start
-rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"seconds": seconds, "rss_kb": rss, "code": code}))
+main_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+workers_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": seconds, "rss_kb": max(main_kb, workers_kb), "code": code,
+                  "main_kb": main_kb, "workers_kb": workers_kb}))
 """
 
 
@@ -119,20 +121,33 @@ def change_files(repo: Path, count: int) -> None:
     git(repo, "commit", "-q", "-am", f"change {count} files")
 
 
-def row(name: str, seconds: float, base: float, rss_kb: float) -> str:
-    return f"{name:<34} {seconds:8.3f} s {seconds / base:8.3f}x {rss_kb / 1024:9.1f} MB"
+def row(
+    name: str, seconds: float, base: float, rss_kb: float, run: dict[str, float] | None = None
+) -> str:
+    line = f"{name:<34} {seconds:8.3f} s {seconds / base:8.3f}x {rss_kb / 1024:9.1f} MB"
+    if run is not None:  # the peak of the main process and of its largest child (pool worker, git)
+        line += f"  (main {run['main_kb'] / 1024:.1f}, child {run['workers_kb'] / 1024:.1f})"
+    return line
 
 
 def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
     """The run of median time, with the largest peak RSS of them all."""
     ordered = sorted(runs, key=lambda run: run["seconds"])
-    return {**ordered[len(ordered) // 2], "rss_kb": max(run["rss_kb"] for run in runs)}
+    keys: list[str] = [k for k in ("rss_kb", "main_kb", "workers_kb") if k in runs[0]]
+    peaks = {key: max(run[key] for run in runs) for key in keys}
+    return {**ordered[len(ordered) // 2], **peaks}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packages", nargs="+", default=["SQLAlchemy", "pip"])
-    parser.add_argument("--synthetic", type=int, default=10_000, help="files; 0 skips it")
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        nargs="*",
+        default=[2_500, 10_000],
+        help="file counts of synthetic repositories (none: skip them)",
+    )
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=3, help="runs per phase; the median counts")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -155,12 +170,12 @@ def main() -> int:
         cold = median_run(
             [errscan_run(corpus, tmp / f"cache{i}", tmp / "cold.jsonl", options.jobs) for i in reps]
         )
-        print(row("errscan cold (empty cache)", cold["seconds"], b, cold["rss_kb"]))
+        print(row("errscan cold (empty cache)", cold["seconds"], b, cold["rss_kb"], cold))
         cache = tmp / f"cache{reps[-1]}"
         warm = median_run(
             [errscan_run(corpus, cache, tmp / "warm.jsonl", options.jobs) for _ in reps]
         )
-        print(row("errscan warm (same commit)", warm["seconds"], b, warm["rss_kb"]))
+        print(row("errscan warm (same commit)", warm["seconds"], b, warm["rss_kb"], warm))
         same = (tmp / "cold.jsonl").read_bytes() == (tmp / "warm.jsonl").read_bytes()
         change_files(corpus, 10)
         runs = []
@@ -169,7 +184,7 @@ def main() -> int:
             shutil.copytree(cache, copy)
             runs.append(errscan_run(corpus, copy, tmp / "incr.jsonl", options.jobs))
         incr = median_run(runs)
-        print(row("errscan incremental (10 files)", incr["seconds"], b, incr["rss_kb"]))
+        print(row("errscan incremental (10 files)", incr["seconds"], b, incr["rss_kb"], incr))
         fresh = errscan_run(corpus, tmp / "cache-fresh", tmp / "fresh.jsonl", options.jobs)
         print(f"warm output identical to cold: {same}")
         equal = (tmp / "incr.jsonl").read_bytes() == (tmp / "fresh.jsonl").read_bytes()
@@ -180,21 +195,35 @@ def main() -> int:
         print(f"  warm <= 0.10x: {warm['seconds'] / b <= 0.10}")
         print(f"  incremental <= 0.15x: {incr['seconds'] / b <= 0.15}")
         print(f"  peak RSS <= 400 MB: {peak <= 400}")
-        if options.synthetic:
-            synthetic = build_synthetic(corpus, options.synthetic, tmp)
+        # (files, baseline, cold) of the corpus, then of each synthetic repository
+        sizes: list[tuple[int, dict[str, float], dict[str, float]]] = [(len(paths), base, cold)]
+        for count in sorted(options.synthetic):
+            root = tmp / f"synthetic-{count}"
+            root.mkdir()
+            synthetic = build_synthetic(corpus, count, root)
             spaths = scanned_paths(synthetic)
-            sbase = baseline(synthetic, tmp)
-            scold = errscan_run(synthetic, tmp / "cache-synthetic", tmp / "syn.jsonl", options.jobs)
-            print(f"synthetic: {len(spaths)} files (one run each)")
+            sbase = baseline(synthetic, root)
+            scold = errscan_run(synthetic, root / "cache", root / "syn.jsonl", options.jobs)
+            print(f"synthetic: {len(spaths)} files copied from the corpus (one run each)")
             sb = sbase["seconds"]
             print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
-            print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"]))
-            per_file = (scold["seconds"] / len(spaths)) / (cold["seconds"] / len(paths))
-            relative = (scold["seconds"] / sb) / (cold["seconds"] / b)
-            memory = scold["rss_kb"] / cold["rss_kb"]
-            print(f"time per file, synthetic / corpus: {per_file:.2f} (1.0 is linear)")
-            print(f"ratio to baseline, synthetic / corpus: {relative:.2f} (1.0 is linear)")
-            print(f"peak RSS, synthetic / corpus: {memory:.2f} (1.0 is flat)")
+            print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"], scold))
+            sizes.append((len(spaths), sbase, scold))
+            shutil.rmtree(synthetic)
+        for (n0, base0, cold0), (n1, base1, cold1) in itertools.pairwise(sizes):
+            # copies repeat the corpus's largest files, so the first synthetic size is the
+            # fairer reference for growth with size alone
+            print(f"{n1} files against {n0}: 1.0 is linear time and flat memory")
+            per_file = (cold1["seconds"] / n1) / (cold0["seconds"] / n0)
+            relative = (cold1["seconds"] / base1["seconds"]) / (cold0["seconds"] / base0["seconds"])
+            print(f"  time per file {per_file:.2f}, ratio to baseline {relative:.2f}")
+            for key, name in (
+                ("rss_kb", "peak RSS"),
+                ("main_kb", "main"),
+                ("workers_kb", "child"),
+            ):
+                print(f"  {name} {cold1[key] / cold0[key]:.2f}", end="")
+            print()
     finally:
         if options.keep:
             print(f"kept {tmp}")
