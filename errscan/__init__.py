@@ -144,7 +144,6 @@ class Scan:
         entries = self._entries
         with _result_store(opts) as results, _kept_state(opts, self._lineage) as kept:
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
-            index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
 
             def register(path: str, classes: list[str], factories: list[str]) -> None:
                 kept.stage(path, entries.sha(path), state.names_text(classes, factories))
@@ -153,6 +152,8 @@ class Scan:
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
                 register,
             )  # fmt: skip
+            # made after the first pass: the pool's workers, forked there, need no index
+            index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
             plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
             kept.ranking.remove(plan.removed)
             kept.forget(plan.removed)
