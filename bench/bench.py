@@ -202,9 +202,15 @@ def main() -> int:
             root.mkdir()
             synthetic = build_synthetic(corpus, count, root)
             spaths = scanned_paths(synthetic)
-            sbase = baseline(synthetic, root)
-            scold = errscan_run(synthetic, root / "cache", root / "syn.jsonl", options.jobs)
-            print(f"synthetic: {len(spaths)} files copied from the corpus (one run each)")
+            sbase = median_run([baseline(synthetic, root) for _ in reps])
+            runs = []
+            for _ in reps:  # each cold, from an empty cache
+                runs.append(
+                    errscan_run(synthetic, root / "cache", root / "syn.jsonl", options.jobs)
+                )
+                shutil.rmtree(root / "cache")
+            scold = median_run(runs)
+            print(f"synthetic: {len(spaths)} files copied from the corpus")
             sb = sbase["seconds"]
             print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
             print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"], scold))
