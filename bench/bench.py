@@ -1,6 +1,6 @@
 """Speed and memory of errscan against a bare `ast.parse` + walk, measured in one run.
 
-    python bench/bench.py [--packages SQLAlchemy pip] [--synthetic 10000] [--jobs N]
+    python bench/bench.py [--packages SQLAlchemy pip] [--synthetic 2500 10000] [--jobs N]
 
 Builds its corpus itself: the packages' wheels from PyPI (a wheel carries the .py
 sources), unpacked and committed into a throwaway git repository under a temp dir.
@@ -10,8 +10,10 @@ interpreter start-up and before exit, for the baseline and for errscan alike
 with an empty cache, each incremental run from the cache as the warm run left it)
 and the median counts, as timings on a shared machine vary by tens of percent.
 Prints seconds, the ratio to the baseline, peak RSS (the largest of the process and
-its workers), and the targets of issue 5; checks that the incremental output equals
-a cold scan's of the same commit.
+its children: pool workers and git), and the targets of issue 5; checks that the
+incremental output equals a cold scan's of the same commit. Then, for repositories of
+copies of the corpus's files (--synthetic sizes), the same baseline and cold scan, and
+how time per file and peak RSS grow from each size to the next.
 """
 
 from __future__ import annotations
