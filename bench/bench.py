@@ -1,6 +1,6 @@
 """Speed and memory of errscan against a bare `ast.parse` + walk, measured in one run.
 
-    python bench/bench.py [--packages SQLAlchemy pip] [--synthetic 2500 10000] [--jobs N]
+    python bench/bench.py [--packages SQLAlchemy pip] [--synthetic 2500 10000 20000] [--jobs N]
 
 Builds its corpus itself: the packages' wheels from PyPI (a wheel carries the .py
 sources), unpacked and committed into a throwaway git repository under a temp dir.
@@ -44,8 +44,9 @@ for path in paths:
     for _node in ast.walk(tree):
         nodes += 1
 seconds = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"seconds": seconds, "rss_kb": rss, "nodes": nodes}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+cpu = usage.ru_utime + usage.ru_stime
+print(json.dumps({"seconds": seconds, "rss_kb": usage.ru_maxrss, "nodes": nodes, "cpu": cpu}))
 """
 
 _ERRSCAN = r"""
@@ -54,10 +55,12 @@ start = time.perf_counter()
 from errscan.cli import main
 code = main(sys.argv[1:])
 seconds = time.perf_counter() - start
-main_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-workers_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"seconds": seconds, "rss_kb": max(main_kb, workers_kb), "code": code,
-                  "main_kb": main_kb, "workers_kb": workers_kb}))
+own = resource.getrusage(resource.RUSAGE_SELF)
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+print(json.dumps({"seconds": seconds, "rss_kb": max(own.ru_maxrss, children.ru_maxrss),
+                  "code": code, "main_kb": own.ru_maxrss, "workers_kb": children.ru_maxrss,
+                  "cpu": cpu}))
 """
 
 
@@ -147,7 +150,7 @@ def main() -> int:
         "--synthetic",
         type=int,
         nargs="*",
-        default=[2_500, 10_000],
+        default=[2_500, 10_000, 20_000],
         help="file counts of synthetic repositories (none: skip them)",
     )
     parser.add_argument("--jobs", type=int, default=None)
@@ -197,34 +200,41 @@ def main() -> int:
         print(f"  warm <= 0.10x: {warm['seconds'] / b <= 0.10}")
         print(f"  incremental <= 0.15x: {incr['seconds'] / b <= 0.15}")
         print(f"  peak RSS <= 400 MB: {peak <= 400}")
-        # (files, baseline, cold) of the corpus, then of each synthetic repository
-        sizes: list[tuple[int, dict[str, float], dict[str, float]]] = [(len(paths), base, cold)]
+        # (files, bytes, baseline, cold) of the corpus, then of each synthetic repository
+        sizes: list[tuple[int, int, dict[str, float], dict[str, float]]] = [
+            (len(paths), size, base, cold)
+        ]
         for count in sorted(options.synthetic):
             root = tmp / f"synthetic-{count}"
             root.mkdir()
             synthetic = build_synthetic(corpus, count, root)
             spaths = scanned_paths(synthetic)
-            sbase = median_run([baseline(synthetic, root) for _ in reps])
-            runs = []
-            for _ in reps:  # each cold, from an empty cache
-                runs.append(
-                    errscan_run(synthetic, root / "cache", root / "syn.jsonl", options.jobs)
-                )
-                shutil.rmtree(root / "cache")
-            scold = median_run(runs)
-            print(f"synthetic: {len(spaths)} files copied from the corpus")
+            bases, runs = [], []
+            for _ in reps:  # interleaved, so the machine's drift meets both alike
+                bases.append(baseline(synthetic, root))
+                out = root / "syn.jsonl"
+                runs.append(errscan_run(synthetic, root / "cache", out, options.jobs))
+                shutil.rmtree(root / "cache")  # each cold, from an empty cache
+            sbase, scold = median_run(bases), median_run(runs)
+            ssize = sum(Path(p).stat().st_size for p in spaths)
+            print(f"synthetic: {len(spaths)} files, {ssize / 1e6:.1f} MB, copied from the corpus")
             sb = sbase["seconds"]
             print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
             print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"], scold))
-            sizes.append((len(spaths), sbase, scold))
+            sizes.append((len(spaths), ssize, sbase, scold))
             shutil.rmtree(synthetic)
-        for (n0, base0, cold0), (n1, base1, cold1) in itertools.pairwise(sizes):
-            # copies repeat the corpus's largest files, so the first synthetic size is the
-            # fairer reference for growth with size alone
-            print(f"{n1} files against {n0}: 1.0 is linear time and flat memory")
-            per_file = (cold1["seconds"] / n1) / (cold0["seconds"] / n0)
+        for (n0, b0, base0, cold0), (n1, b1, base1, cold1) in itertools.pairwise(sizes):
+            # Copies repeat the corpus's largest files, so the first synthetic size is the
+            # fairer reference for growth with size alone; and the mix of files (so bytes
+            # per file) differs between sizes, so time is compared per byte of source.
+            print(f"{n1} files against {n0}: 1.00 is linear time and flat memory")
+            grows = {key: (cold1[key] / b1) / (cold0[key] / b0) for key in ("seconds", "cpu")}
             relative = (cold1["seconds"] / base1["seconds"]) / (cold0["seconds"] / base0["seconds"])
-            print(f"  time per file {per_file:.2f}, ratio to baseline {relative:.2f}")
+            cpu_relative = (cold1["cpu"] / base1["cpu"]) / (cold0["cpu"] / base0["cpu"])
+            print(
+                f"  seconds per MB {grows['seconds']:.2f}, CPU seconds per MB {grows['cpu']:.2f}; "
+                f"ratio to baseline: seconds {relative:.2f}, CPU {cpu_relative:.2f}"
+            )
             for key, name in (
                 ("rss_kb", "peak RSS"),
                 ("main_kb", "main"),

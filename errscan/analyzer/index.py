@@ -102,13 +102,13 @@ class Index:
 
     def module_of(self, path: str) -> str | None:
         """The module name of a file of the scan."""
-        found = self._module_memo.get(path, "")
-        if found == "":
-            i = self._paths.find(path)
-            found = self._modules[i] if i >= 0 else None
-            if len(self._module_memo) >= 64:
-                self._module_memo.clear()
-            self._module_memo[path] = found
+        if path in self._module_memo:  # the file being linked, asked about again and again
+            return self._module_memo[path]
+        i = self._paths.find(path)
+        found = self._modules[i] if i >= 0 else None
+        if len(self._module_memo) >= 64:
+            self._module_memo.clear()
+        self._module_memo[path] = found
         return found
 
     def file_of(self, module: str) -> str | None:
