@@ -106,7 +106,7 @@ class Packed(Sequence[str]):
 
 class Listing(Sequence[BlobEntry]):
     """A commit's files sorted by path, held compactly: the paths packed, the blob ids
-    as raw bytes and the sizes as an array (about 30 bytes a file beside its path's
+    as raw bytes and the sizes as an array (36 bytes a file beside its path's
     characters, where BlobEntry objects take 250); entries are made when asked for."""
 
     __slots__ = ("_ids", "_sizes", "_width", "paths")
