@@ -9,12 +9,13 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import IO, overload
+from typing import IO, TypeVar, overload
 
 import git
 
 from errscan.errors import InputError
 
+_T = TypeVar("_T")
 _SUFFIXES = (".py", ".pyi")
 _TEST_DIRS = frozenset({"tests", "test"})
 _BLOB_MODES = frozenset({b"100644", b"100755", b"100664"})  # never 120000 links or 160000 gitlinks
@@ -58,7 +59,33 @@ class BlobEntry:
     size: int
 
 
-class Packed(Sequence[str]):
+class MadeOnDemand(Sequence[_T]):
+    """A sequence whose items are made when asked for, by `_item(i)`: the compact
+    holders below keep no object per item."""
+
+    __slots__ = ()
+
+    def _item(self, i: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, item: int) -> _T: ...
+    @overload
+    def __getitem__(self, item: slice) -> list[_T]: ...
+    def __getitem__(self, item: int | slice) -> _T | list[_T]:
+        if isinstance(item, slice):
+            return [self._item(i) for i in range(*item.indices(len(self)))]
+        if item < 0:
+            item += len(self)
+        if not 0 <= item < len(self):
+            raise IndexError("index out of range")
+        return self._item(item)
+
+    def __iter__(self) -> Iterator[_T]:
+        return (self._item(i) for i in range(len(self)))
+
+
+class Packed(MadeOnDemand[str]):
     """Strings held as one text and an array of where each ends: a scan's paths and
     module names cost about their characters, where a list of str objects costs 50
     more bytes apiece and leaves the small-object allocator fragmented. Items are made
@@ -79,22 +106,6 @@ class Packed(Sequence[str]):
     def __len__(self) -> int:
         return len(self._ends)
 
-    @overload
-    def __getitem__(self, item: int) -> str: ...
-    @overload
-    def __getitem__(self, item: slice) -> list[str]: ...
-    def __getitem__(self, item: int | slice) -> str | list[str]:
-        if isinstance(item, slice):
-            return [self._item(i) for i in range(*item.indices(len(self._ends)))]
-        if item < 0:
-            item += len(self._ends)
-        if not 0 <= item < len(self._ends):
-            raise IndexError("index out of range")
-        return self._item(item)
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._item(i) for i in range(len(self._ends)))
-
     def _item(self, i: int) -> str:
         return self._text[self._ends[i - 1] if i else 0 : self._ends[i]]
 
@@ -104,7 +115,7 @@ class Packed(Sequence[str]):
         return i if i < len(self._ends) and self._item(i) == item else -1
 
 
-class Listing(Sequence[BlobEntry]):
+class Listing(MadeOnDemand[BlobEntry]):
     """A commit's files sorted by path, held compactly: the paths packed, the blob ids
     as raw bytes and the sizes as an array (36 bytes a file beside its path's
     characters, where BlobEntry objects take 250); entries are made when asked for."""
@@ -125,22 +136,6 @@ class Listing(Sequence[BlobEntry]):
     def __len__(self) -> int:
         return len(self.paths)
 
-    @overload
-    def __getitem__(self, item: int) -> BlobEntry: ...
-    @overload
-    def __getitem__(self, item: slice) -> list[BlobEntry]: ...
-    def __getitem__(self, item: int | slice) -> BlobEntry | list[BlobEntry]:
-        if isinstance(item, slice):
-            return [self._entry(i) for i in range(*item.indices(len(self.paths)))]
-        if item < 0:
-            item += len(self.paths)
-        if not 0 <= item < len(self.paths):
-            raise IndexError("listing index out of range")
-        return self._entry(item)
-
-    def __iter__(self) -> Iterator[BlobEntry]:
-        return (self._entry(i) for i in range(len(self.paths)))
-
     def sha(self, path: str) -> str:
         """The blob id of the file at `path`; KeyError where the listing has none."""
         i = self.paths.find(path)
@@ -151,7 +146,7 @@ class Listing(Sequence[BlobEntry]):
     def _id(self, i: int) -> str:
         return self._ids[i * self._width : (i + 1) * self._width].hex()
 
-    def _entry(self, i: int) -> BlobEntry:
+    def _item(self, i: int) -> BlobEntry:
         return BlobEntry(self.paths[i], self._id(i), self._sizes[i])
 
 

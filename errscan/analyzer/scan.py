@@ -18,10 +18,10 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar
 
 from errscan.analyzer import cache, link
-from errscan.analyzer.files import BlobEntry, SourceFile
+from errscan.analyzer.files import BlobEntry, MadeOnDemand, SourceFile
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
@@ -91,7 +91,7 @@ def prepare(
     results.put_many(fresh)
 
 
-class _Picked(Sequence[BlobEntry]):
+class _Picked(MadeOnDemand[BlobEntry]):
     """Some of the entries, by position."""
 
     def __init__(self, entries: Sequence[BlobEntry], positions: Sequence[int]) -> None:
@@ -101,14 +101,8 @@ class _Picked(Sequence[BlobEntry]):
     def __len__(self) -> int:
         return len(self._positions)
 
-    @overload
-    def __getitem__(self, item: int) -> BlobEntry: ...
-    @overload
-    def __getitem__(self, item: slice) -> list[BlobEntry]: ...
-    def __getitem__(self, item: int | slice) -> BlobEntry | list[BlobEntry]:
-        if isinstance(item, slice):
-            return [self._entries[at] for at in self._positions[item]]
-        return self._entries[self._positions[item]]
+    def _item(self, i: int) -> BlobEntry:
+        return self._entries[self._positions[i]]
 
 
 def features(
