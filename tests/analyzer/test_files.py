@@ -6,11 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from git import Repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer.files import BlobEntry, Filters, Listing, Packed, is_test
+from errscan.analyzer.files import BlobEntry, Filters, Listing, Packed, is_test, list_files
+from errscan.errors import InputError
 from tests.support import commit_all, git, write
 
 
@@ -152,3 +154,31 @@ def test_packed_strings_keep_empty_and_wide_ones() -> None:
     assert list(packed) == items
     assert packed[-1] == "x"
     assert packed[1:4] == items[1:4]
+
+
+def test_a_listing_read_in_chunks_misses_no_file(tmp_path: Path) -> None:
+    """ls-tree output of about 200 KB arrives in 64 KB chunks that cut records apart."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    names = [f"pkg{i % 7}/{'n' * (i % 90)}_{i}.py" for i in range(1500)]
+    names += ["\u00e9t\u00e9/caf\u00e9.py", "z/last.py", "notes.txt"]
+    for name in names:
+        write(repo, name, f"x = {len(name)}\n")
+    sha = commit_all(repo, "many")
+    listing = list_files(Repo(repo), sha, Filters(include_tests=True))
+    staged = git(repo, "ls-files", "-s", "-z").split("\0")
+    expected = sorted(
+        (line.split("\t", 1)[1], line.split()[1]) for line in staged if line.endswith(".py")
+    )
+    assert [(entry.path, entry.sha) for entry in listing] == expected
+    assert len(listing) == len(names) - 1
+    assert all(entry.size == len(f"x = {len(entry.path)}\n") for entry in listing)
+
+
+def test_an_unknown_commit_is_an_input_error(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    with pytest.raises(InputError, match=r"cannot list files of .*not a tree object"):
+        list_files(Repo(repo), "1" * 40, Filters())
