@@ -38,6 +38,7 @@ Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
 Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
 _T = TypeVar("_T")
 _stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
+_in_worker = False
 
 
 def prepare(
@@ -216,14 +217,20 @@ def _worker_init(store: tuple[str, str] | None) -> None:
     # worker that also took the interrupt would only print a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Syntax trees hold no reference cycles and die with their file: collecting
-    # generations while they are built only costs time.
+    # generations while they are built only costs time. Each batch starts by collecting
+    # the young generation instead (scan_file leaves no cycles, but a traceback kept
+    # for a file error holds its frames): garbage never outlives a batch.
     gc.freeze()
     gc.set_threshold(200_000, 50, 100)
+    global _in_worker
+    _in_worker = True
 
 
 def _scan_batch(
     batch: list[tuple[str, str, bytes]], radius: int, timeout: float | None
 ) -> list[Scanned]:
+    if _in_worker:
+        gc.collect(0)
     encoded = [cache.encode(scan_file(path, data, radius, timeout)) for path, _, data in batch]
     if _stored_by_worker is not None:
         try:

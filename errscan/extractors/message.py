@@ -255,9 +255,28 @@ def literal_value(expr: str) -> tuple[bool, object]:
     if expr[0] in "\"'" and "{" in expr:
         return False, None  # may be an f-string's nested literal; leave it as written
     try:
-        return True, ast.literal_eval(expr)
+        return True, _literal(ast.parse(expr.lstrip(" \t"), mode="eval").body)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False, None
+
+
+def _literal(node: ast.expr) -> object:
+    """`ast.literal_eval` of an expression that starts as a literal does: its cases but
+    complex numbers done here, as literal_eval leaves a reference cycle on each call."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float, complex))
+        and not isinstance(node.operand.value, bool)
+    ):
+        value = node.operand.value
+        return -value if isinstance(node.op, ast.USub) else +value
+    if isinstance(node, ast.BinOp):  # a complex number such as 1+2j
+        return ast.literal_eval(node)
+    raise ValueError("not a literal")  # such as "', '.join(names)": what literal_eval says
 
 
 def inline(part: MessagePart) -> MessagePart:

@@ -88,4 +88,17 @@ def _same_tree(text: str, node: ast.AST) -> bool:
         parsed = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return ast.dump(parsed) == ast.dump(node)
+    return _same_node(parsed, node)
+
+
+def _same_node(a: object, b: object) -> bool:
+    """What `ast.dump(a) == ast.dump(b)` says, without its garbage: each dump leaves a
+    reference cycle (a nested function that calls itself), and a worker whose collector
+    runs seldom would pile up thousands of them."""
+    if isinstance(a, ast.AST):
+        return type(a) is type(b) and all(
+            _same_node(getattr(a, name, None), getattr(b, name, None)) for name in a._fields
+        )
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_same_node, a, b))
+    return type(a) is type(b) and (a == b or repr(a) == repr(b))

@@ -1,0 +1,24 @@
+"""Source segments: the comparison that decides whether a segment is the node's text."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+import pytest
+
+from errscan.extractors.source import _same_node
+
+_EXPRESSIONS = [
+    "1", "True", "1.0", "-0.0", "0.0", "'a'", "b'a'", "u'a'", "None", "x", "x.y", "x[y]",
+    "f(x)", "f(x, y=1)", "f(*a, **k)", "a + b", "a - b", "(a, b)", "[a, b]", "{a: b}",
+    "{a, b}", "lambda: x", "x if y else z", "f'{x!r:>{w}}'", "not x", "a < b < c", "...",
+    "float('nan')", "[x for x in y if x]", "a.b.c", "a[1:2]", "a[1:2, ::3]", "(yield)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("left", "right"), itertools.product(_EXPRESSIONS, repeat=2))
+def test_same_node_says_what_comparing_dumps_says(left: str, right: str) -> None:
+    a = ast.parse(left, mode="eval").body
+    b = ast.parse(f"(\n  {right})", mode="eval").body  # other positions, same tree
+    assert _same_node(a, b) is (ast.dump(a) == ast.dump(b))
