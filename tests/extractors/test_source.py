@@ -17,7 +17,7 @@ _EXPRESSIONS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("left", "right"), itertools.product(_EXPRESSIONS, repeat=2))
+@pytest.mark.parametrize(("left", "right"), list(itertools.product(_EXPRESSIONS, repeat=2)))
 def test_same_node_says_what_comparing_dumps_says(left: str, right: str) -> None:
     a = ast.parse(left, mode="eval").body
     b = ast.parse(f"(\n  {right})", mode="eval").body  # other positions, same tree
