@@ -142,7 +142,9 @@ class Listing(MadeOnDemand[BlobEntry]):
                 last = path
                 raw = bytes.fromhex(sha)
                 # SHA-1 ids, or SHA-256 ones in a repository of that object format
-                if len(raw) != (width := width or len(raw)):
+                if width is None:
+                    width = len(raw)
+                elif len(raw) != width:
                     raise ValueError("blob ids of mixed lengths")
                 ids.extend(raw)
                 sizes.append(size)
@@ -192,8 +194,7 @@ def list_files(repo: git.Repo, commit: str, filters: Filters) -> Listing:
         listing = Listing(_wanted(_records(proc.proc.stdout), filters))
         proc.wait()
     except git.GitCommandError as exc:
-        stderr = exc.stderr if isinstance(exc.stderr, str) else str(exc.stderr)
-        raise InputError(f"cannot list files of {commit}: {stderr.strip()}") from exc
+        raise InputError(f"cannot list files of {commit}: {exc.stderr.strip()}") from exc
     return listing
 
 
