@@ -73,6 +73,13 @@ def extract(
     return sites, factories  # type: ignore[return-value]
 
 
+# statements that hold no statements, nor are what _walk looks for: never visited
+_LEAVES = frozenset(
+    (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Pass, ast.Break,
+     ast.Continue, ast.Delete, ast.Global, ast.Nonlocal)
+)  # fmt: skip
+
+
 def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
     """Each raise, assert and expression statement with its frame.
 
@@ -113,7 +120,11 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         (*inner.path, (node, field)),
                         inner.is_property,
                     )
-                stack.extend((child, child_frame) for child in reversed(children))
+                stack.extend(
+                    (child, child_frame)
+                    for child in reversed(children)
+                    if type(child) not in _LEAVES
+                )
 
 
 def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

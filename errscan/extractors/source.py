@@ -77,7 +77,8 @@ class Source:
 
 
 def _split(text: str) -> list[str]:
-    lines = _NEWLINE.split(text)
+    # without a \r, only \n ends a line: str.split is some 10x faster than the pattern
+    lines = _NEWLINE.split(text) if "\r" in text else text.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()
     return lines

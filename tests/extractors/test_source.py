@@ -1,13 +1,17 @@
-"""Source segments: the comparison that decides whether a segment is the node's text."""
+"""Source lines and segments: where lines end, and the comparison that decides whether a
+segment is the node's text."""
 
 from __future__ import annotations
 
 import ast
 import itertools
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from errscan.extractors.source import _same_node
+from errscan.extractors.source import Source, _same_node
 
 _EXPRESSIONS = [
     "1", "True", "1.0", "-0.0", "0.0", "'a'", "b'a'", "u'a'", "None", "x", "x.y", "x[y]",
@@ -22,3 +26,13 @@ def test_same_node_says_what_comparing_dumps_says(left: str, right: str) -> None
     a = ast.parse(left, mode="eval").body
     b = ast.parse(f"(\n  {right})", mode="eval").body  # other positions, same tree
     assert _same_node(a, b) is (ast.dump(a) == ast.dump(b))
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="a \r\n\f\v\x1c\u2028", max_size=30))
+def test_lines_end_where_python_ends_them(text: str) -> None:
+    """\\r\\n, \\r and \\n end a line, and nothing else does, with a \\r in the text or not."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    assert Source(text).lines == lines
