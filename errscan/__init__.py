@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -148,49 +149,63 @@ class Scan:
             def register(path: str, classes: list[str], factories: list[str]) -> None:
                 kept.stage(path, entries.sha(path), state.names_text(classes, factories))
 
-            scan_stage.prepare(
+            scanner = scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
                 register,
             )  # fmt: skip
-            # made after the first pass: the pool's workers, forked there, need no index
-            index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
-            plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
-            kept.ranking.remove(plan.removed)
-            kept.forget(plan.removed)
-            todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
-            for path, ranked in scan_stage.features(todo, results, self.repo):
-                kept.ranking.add(path, ranked)
-            kept.ranking.settle()
-            # which files to relink lives in the state, not in memory; with every file
-            # relinked anyway, nothing needs marking
-            kept.ranking.rank(None if plan.relink_all else kept.redo)
-            if not plan.relink_all:
-                kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
-
-            def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
-                if plan.relink_all:
-                    return ((entry, True) for entry in entries)
-                return zip(entries, kept.redone(entries.paths), strict=True)
-
-            linked = scan_stage.stored(
-                read,
-                (entry for entry, redo in relinked() if redo),
-                results,
-                opts.context,
-                opts.file_timeout,
-            )
-            for entry, redo in relinked():
-                if redo:
-                    done = self._link(entry, next(linked), index, kept)
-                else:
-                    found = kept.kept(entry.path)
-                    block = found.block.replace(state.COMMIT_MARK, self.commit)
-                    done = _Done(None, block, found.count, found.error)
-                self.sites += done.count
-                if done.error is not None:
-                    self.file_errors.append(done.error)
-                yield done
+            with scanner:
+                yield from self._relink(read, results, kept, scanner)
             kept.finish(self.commit)
+
+    def _relink(
+        self,
+        read: scan_stage.Reader,
+        results: cache.ResultCache,
+        kept: state.State,
+        scanner: scan_stage.Scanner,
+    ) -> Iterator[_Done]:
+        """Second pass: the whole-scan work, then each file's records in path order,
+        linked anew or as kept."""
+        opts = self._opts
+        entries = self._entries
+        # made after the first pass: the pool's workers, forked there, need no index
+        index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
+        plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
+        kept.ranking.remove(plan.removed)
+        kept.forget(plan.removed)
+        todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
+        for path, ranked in scan_stage.features(todo, results, self.repo):
+            kept.ranking.add(path, ranked)
+        kept.ranking.settle()
+        if not plan.relink_all:
+            kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
+        # ranked in the pool while this process links: a file's lists are written before
+        # it is linked, and a file whose lists changed is linked again
+        ranking = _Ranking(kept.ranking.ranked(scanner.map))
+
+        def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
+            marks = None if plan.relink_all else kept.redone(entries.paths)
+            for entry in entries:
+                marked = True if marks is None else next(marks)
+                yield entry, ranking.through(entry.path) or marked
+
+        decided, ahead = itertools.tee(relinked())  # linked ahead reads a chunk ahead
+        linked = scan_stage.stored(
+            read, (entry for entry, redo in ahead if redo), results, opts.context,
+            opts.file_timeout,
+        )  # fmt: skip
+        for entry, redo in decided:
+            if redo:
+                done = self._link(entry, next(linked), index, kept)
+            else:
+                found = kept.kept(entry.path)
+                block = found.block.replace(state.COMMIT_MARK, self.commit)
+                done = _Done(None, block, found.count, found.error)
+            self.sites += done.count
+            if done.error is not None:
+                self.file_errors.append(done.error)
+            yield done
+        ranking.finish()
 
     def _link(
         self,
@@ -214,6 +229,32 @@ class Scan:
         marked = block.replace(self.commit, state.COMMIT_MARK)
         kept.keep(entry, sorted(deps), marked, len(records), result.error)
         return _Done(records, block, len(records), result.error)
+
+
+class _Ranking:
+    """The related-errors ranking's progress through the scan's paths, in order."""
+
+    def __init__(self, groups: Iterator[tuple[list[str], list[str]]]) -> None:
+        """`groups`: Ranking.ranked's, each a few files ranked and written."""
+        self._groups = groups
+        self._next = next(groups, None)
+        self._changed: set[str] = set()  # of the groups ranked, files not yet passed
+
+    def through(self, path: str) -> bool:
+        """Rank every group of files up to `path`: whether a list of `path`'s records
+        changed."""
+        while self._next is not None and self._next[0][0] <= path:
+            self._changed.update(self._next[1])
+            self._next = next(self._groups, None)
+        if path in self._changed:
+            self._changed.remove(path)
+            return True
+        return False
+
+    def finish(self) -> None:
+        """Rank whatever is left (files of no path passed: none, in a consistent state)."""
+        while self._next is not None:
+            self._next = next(self._groups, None)
 
 
 @dataclass(frozen=True)

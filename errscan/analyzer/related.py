@@ -19,18 +19,21 @@ A record's list depends only on its own features, its candidates' and the rounde
 counts of their words. The features live in SQLite (the scan's state, state.py), never
 all in memory; after a change of files, `Ranking.settle` marks each record whose list
 the change may reach, and `rank` ranks those again, giving what a ranking from scratch
-would.
+would. It goes a few hundred records at a time, in path order: what a group needs is
+read from the tables (Group), and ranking it is a pure function (rank_group), which a
+scan runs in its process pool while it links the files of the groups done.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import math
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +54,7 @@ _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # records whose keys are indexed at once
 IN_LIST = "(SELECT value FROM json_each(?))"  # a list as one JSON parameter: any size
-_GROUP = 8  # files ranked at once
+_GROUP = 256  # records ranked at once (a file's at least)
 _PENDING = 4000  # records added before they are written
 
 SCHEMA = """
@@ -259,79 +262,130 @@ class Ranking:
     def rank(self, changed: Callable[[list[str]], None] | None = None) -> None:
         """Rank the marked records again, handing `changed` the files where some
         record's list changed, a few at a time."""
+        for _, paths in self.ranked():
+            if changed is not None and paths:
+                changed(paths)
+
+    def ranked(self, run: Run = map) -> Iterator[tuple[list[str], list[str]]]:
+        """Rank the marked records again, a few files at a time in path order: for each
+        group, once its lists are written, its files and those of them where some
+        record's list changed. `run` maps the ranking over the groups, in order (a
+        process pool's map): the tables are read and written here alone."""
         db = self._db
-        paths = [p for (p,) in db.execute(
-            "SELECT DISTINCT path FROM rec WHERE dirty != 0 ORDER BY path")]  # fmt: skip
-        for start in range(0, len(paths), _GROUP):
-            group = paths[start : start + _GROUP]
-            updates = self._rank_files(group)
+        groups, read = itertools.tee(self._groups())
+        for group, updates in zip(groups, run(rank_group, map(self._group, read)), strict=True):
             db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
-            if changed is not None and updates:
-                changed(sorted({path for _, _, path in updates}))
             done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
             db.execute(done, (json.dumps(group),))
+            yield group, sorted({path for _, _, path in updates})
 
-    def _rank_files(self, paths: list[str]) -> list[tuple[str, str, str]]:
-        """New lists of the marked records of a few files: (list, id, path) where changed."""
+    def _groups(self) -> Iterator[list[str]]:
+        """The files with marked records, by path, in groups of about _GROUP records."""
+        group: list[str] = []
+        size = 0
+        # a page at a time, each read whole: groups read ahead of those written
+        query = (
+            "SELECT path, COUNT(*) FROM rec WHERE dirty != 0 AND path > ? "
+            f"GROUP BY path ORDER BY path LIMIT {_BATCH}"
+        )
+        last = ""
+        while page := self._db.execute(query, (last,)).fetchall():
+            for path, count in page:
+                group.append(path)
+                size += count
+                if size >= _GROUP:
+                    yield group
+                    group, size = [], 0
+            last = page[-1][0]
+        if group:
+            yield group
+
+    def _group(self, paths: list[str]) -> Group:
+        """What ranking the marked records of a few files reads of the tables."""
         db = self._db
-        files: dict[str, list[_Entry]] = {}
-        by_id: dict[str, _Entry] = {}
-        marked: list[tuple[_Entry, str]] = []
-        query = "SELECT id, path, seq, feature, related, dirty FROM rec WHERE path IN {}"
-        for rid, path, seq, feature, related, dirty in _fetch(db, query, paths):
-            entry = by_id[rid] = _entry(rid, path, seq, feature)
-            files.setdefault(path, []).append(entry)
-            if dirty:
-                marked.append((entry, related))
-        for entries in files.values():
-            entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
-        keys: dict[str, list[str]] = {}
-        query = "SELECT id, key FROM post WHERE id IN {}"
-        for rid, key in _fetch(db, query, [e.id for e, _ in marked]):
-            keys.setdefault(rid, []).append(key)
-        members: dict[str, list[str]] = {}
+        rows = _fetch(db, "SELECT id, path, seq, feature, related, dirty FROM rec "
+                          "WHERE path IN {}", paths)  # fmt: skip
+        keys = _fetch(db, "SELECT id, key FROM post WHERE id IN {}", [r[0] for r in rows if r[5]])
         query = (
             "SELECT key, id FROM post WHERE key IN (SELECT key FROM post WHERE key IN {} "
             f"GROUP BY key HAVING COUNT(*) <= {_COMMON})"
         )
-        for key, rid in _fetch(db, query, sorted({k for found in keys.values() for k in found})):
-            members.setdefault(key, []).append(rid)
-        outside = sorted({r for found in members.values() for r in found} - by_id.keys())
+        members = _fetch(db, query, sorted({key for _, key in keys}))
+        outside = sorted({rid for _, rid in members} - {r[0] for r in rows})
         query = "SELECT id, path, seq, feature FROM rec WHERE id IN {}"
-        for rid, other, seq, feature in _fetch(db, query, outside):
-            by_id[rid] = _entry(rid, other, seq, feature)
-        counts = self._counts({w for e in by_id.values() for w in e.words})
-        weight = {w: _weight(n) for w, n in counts.items()}
-        for entry in by_id.values():
-            entry.weights = _weights(entry.words, weight)
-        scores: dict[tuple[str, str], float] = {}  # a pair's score is the same both ways
-        updates = []
-        for entry, old in marked:
-            in_file = files[entry.path]
-            window = in_file[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
-            candidates = {e.id for e in window}
-            for key in keys.get(entry.id, ()):
-                candidates.update(members.get(key, ()))
-            candidates.discard(entry.id)
-            scored = []
-            for rid in candidates:
-                pair = (entry.id, rid) if entry.id < rid else (rid, entry.id)
-                score = scores.get(pair)
-                other = by_id[rid]
-                if score is None:
-                    score = scores[pair] = _score(entry, other)
-                near = abs(other.seq - entry.seq) if other.path == entry.path else -1
-                scored.append((-score, near < 0, near, rid))
-            best = heapq.nsmallest(_LIMIT, scored)
-            text = json.dumps([rid for score, _, _, rid in best if score < 0])
-            if text != old:
-                updates.append((text, entry.id, entry.path))
-        return updates
+        others = _fetch(db, query, outside)
+        query = "SELECT word, n FROM df WHERE word IN (SELECT word FROM word WHERE id IN {})"
+        counts = _fetch(db, query, [r[0] for r in rows] + outside)
+        return Group(rows, keys, members, others, counts)
 
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
         """The related lists of one file's records, by id."""
         rows = self._db.execute("SELECT id, related FROM rec WHERE path = ?", (path,))
         return {rid: tuple(json.loads(related)) for rid, related in rows}
+
+
+@dataclass(frozen=True)
+class Group:
+    """What ranking the marked records of a few files needs, as read from the tables."""
+
+    rows: list[tuple[str, str, int, str, str, int]]  # the files' records, marked or not
+    keys: list[tuple[str, str]]  # (id, key) of the marked records
+    members: list[tuple[str, str]]  # (key, id) of those keys that pick candidates
+    others: list[tuple[str, str, int, str]]  # candidates of other files
+    counts: list[tuple[str, int]]  # how many records use each word of these records
+
+
+Updates = list[tuple[str, str, str]]  # (list, id, path) of each record whose list changed
+Run = Callable[[Callable[[Group], Updates], Iterable[Group]], Iterable[Updates]]
+
+
+def rank_group(group: Group) -> Updates:
+    """New lists of the marked records of a few files, where changed: pure, so it can
+    run in another process."""
+    files: dict[str, list[_Entry]] = {}
+    by_id: dict[str, _Entry] = {}
+    marked: list[tuple[_Entry, str]] = []
+    for rid, path, seq, feature, related, dirty in group.rows:
+        entry = by_id[rid] = _entry(rid, path, seq, feature)
+        files.setdefault(path, []).append(entry)
+        if dirty:
+            marked.append((entry, related))
+    for entries in files.values():
+        entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
+    keys: dict[str, list[str]] = {}
+    for rid, key in group.keys:
+        keys.setdefault(rid, []).append(key)
+    members: dict[str, list[str]] = {}
+    for key, rid in group.members:
+        members.setdefault(key, []).append(rid)
+    for rid, path, seq, feature in group.others:
+        by_id[rid] = _entry(rid, path, seq, feature)
+    weight = {w: _weight(n) for w, n in group.counts}
+    for entry in by_id.values():
+        entry.weights = _weights(entry.words, weight)
+    scores: dict[tuple[str, str], float] = {}  # a pair's score is the same both ways
+    updates = []
+    for entry, old in marked:
+        in_file = files[entry.path]
+        window = in_file[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
+        candidates = {e.id for e in window}
+        for key in keys.get(entry.id, ()):
+            candidates.update(members.get(key, ()))
+        candidates.discard(entry.id)
+        scored = []
+        for rid in candidates:
+            pair = (entry.id, rid) if entry.id < rid else (rid, entry.id)
+            score = scores.get(pair)
+            other = by_id[rid]
+            if score is None:
+                score = scores[pair] = _score(entry, other)
+            near = abs(other.seq - entry.seq) if other.path == entry.path else -1
+            scored.append((-score, near < 0, near, rid))
+        best = heapq.nsmallest(_LIMIT, scored)
+        text = json.dumps([rid for score, _, _, rid in best if score < 0])
+        if text != old:
+            updates.append((text, entry.id, entry.path))
+    return updates
 
 
 def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:

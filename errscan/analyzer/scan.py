@@ -37,6 +37,7 @@ _SITES_CHUNK = 64  # entries whose stored sites are read back at once (about 10 
 Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
 Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
 _T = TypeVar("_T")
+_U = TypeVar("_U")
 _stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
 _in_worker = False
 
@@ -50,9 +51,10 @@ def prepare(
     timeout: float | None,
     progress: Callable[[int, int], None] | None,
     register: Callable[[str, list[str], list[str]], None],
-) -> None:
+) -> Scanner:
     """First pass: give every file a stored result (scanning those the cache lacks, or
-    holds unreadable), and hand `register` the classes and factories each file defines."""
+    holds unreadable), and hand `register` the classes and factories each file defines.
+    Gives back the scanner, still open, for the whole-scan work to share its pool."""
     # positions, not entries, of the files to scan: the pool forks a process this small
     todo = array("l")
     size = 0
@@ -74,7 +76,8 @@ def prepare(
     todo = array("l", sorted(todo, key=lambda at: -entries[at].size))
     fresh: list[tuple[str, cache.Encoded]] = []
     store = None if str(results.path) == ":memory:" else (str(results.path), results.digest)
-    with Scanner(workers, radius, timeout, store) as scanner:
+    scanner = Scanner(workers, radius, timeout, store)
+    try:
         for source_file, (names_data, encoded) in scanner.scanned(read(_Picked(entries, todo))):
             names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
@@ -89,7 +92,11 @@ def prepare(
             done += 1
             if progress is not None:
                 progress(done, len(entries))
-    results.put_many(fresh)
+        results.put_many(fresh)
+    except BaseException:
+        scanner.close()
+        raise
+    return scanner
 
 
 class _Picked(MadeOnDemand[BlobEntry]):
@@ -284,6 +291,20 @@ class Scanner:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+    def map(self, work: Callable[[_T], _U], items: Iterable[_T]) -> Iterator[_U]:
+        """`work` over the items, in the pool where there is one, in order: a few items
+        per worker in flight. `work` must be a module's function, its items picklable."""
+        if self._pool is None:
+            yield from map(work, items)
+            return
+        pending: deque[Future[_U]] = deque()
+        for item in items:
+            pending.append(self._pool.submit(work, item))
+            while len(pending) > 2 * self.jobs:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
     def scanned(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, Scanned]]:
         """Each file, in input order, with the names it defines and its encoded result

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import errscan
-from errscan.analyzer import cache, scan
+from errscan.analyzer import cache, related, scan
 from tests.support import commit_all, write
 
 
@@ -85,12 +85,27 @@ def test_no_cache_leaves_nothing(basic_repo: Path, _private_cache: Path) -> None
 def test_pool_and_in_process_give_the_same_records(
     basic_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Related errors too: ranked in the pool, a few records at a time, while the main
+    process links."""
     serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
     monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
     monkeypatch.setattr(scan, "_BATCH_FILES", 2)
+    monkeypatch.setattr(related, "_GROUP", 2)
+    pooled_work: list[object] = []
+    real_map = scan.Scanner.map
+
+    def counting_map(self: scan.Scanner, work: Any, items: Any) -> Any:
+        for result in real_map(self, work, items):
+            if self._pool is not None:
+                pooled_work.append(work)
+            yield result
+
+    monkeypatch.setattr(scan.Scanner, "map", counting_map)
     pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
     assert pooled.records == serial.records
     assert pooled.file_errors == serial.file_errors
+    assert pooled_work.count(related.rank_group) > 1
+    assert any(record.related for record in pooled.records)
 
 
 @pytest.mark.parametrize("workers_can_write", [True, False])

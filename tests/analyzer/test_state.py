@@ -14,18 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer import link, state
+from errscan.analyzer import link, related, scan, state
 from errscan.analyzer.index import Index
 from tests.support import build_repo, commit_all, git, write
 
 _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
 
 
-def _fresh_and_incremental(repo: Path) -> None:
+def _fresh_and_incremental(repo: Path, jobs: int | None = None) -> None:
     """The scan that reuses the kept state equals a scan from nothing, record for record
     and byte for byte."""
-    kept = errscan.extract(str(repo))
-    fresh = errscan.extract(str(repo), use_cache=False)
+    kept = errscan.extract(str(repo), jobs=jobs)
+    fresh = errscan.extract(str(repo), use_cache=False, jobs=jobs)
     assert kept.records == fresh.records
     assert kept.file_errors == fresh.file_errors
     assert kept.stats.sites == fresh.stats.sites
@@ -139,11 +139,23 @@ def _stub(rng: random.Random) -> str:
     return f"class Problem(Exception): ...\nclass Other({base}): ...\n"
 
 
-@pytest.mark.parametrize("seed", range(int(os.environ.get("ERRSCAN_STATE_SEEDS", "8"))))
-def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> None:
+_SEEDS = int(os.environ.get("ERRSCAN_STATE_SEEDS", "8"))
+
+
+@pytest.mark.parametrize(
+    ("seed", "pooled"), [(seed, False) for seed in range(_SEEDS)] + [(100, True), (101, True)]
+)
+def test_random_histories_rescan_as_fresh_scans(
+    seed: int, pooled: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Commits that edit, add and remove files, move words across the related-errors
     thresholds (a word in over 20 records, counts crossing a power of two) and change
-    exception classes: after each, the incremental scan equals a fresh one."""
+    exception classes: after each, the incremental scan equals a fresh one. `pooled`:
+    files scanned and records ranked in a pool, a few records at a time."""
+    if pooled:
+        monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+        monkeypatch.setattr(related, "_GROUP", 3)
+    jobs = 2 if pooled else None
     rng = random.Random(seed)
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -154,7 +166,7 @@ def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> No
     for path, count in modules.items():
         write(repo, path, _module(rng, Path(path).stem, count))
     commit_all(repo, "start")
-    _fresh_and_incremental(repo)
+    _fresh_and_incremental(repo, jobs)
     for step in range(6):
         action = rng.choice(["edit", "edit", "edit", "add", "remove", "errors", "stub"])
         if action == "edit" or (action == "remove" and len(modules) < 2):
@@ -176,7 +188,7 @@ def test_random_histories_rescan_as_fresh_scans(seed: int, tmp_path: Path) -> No
         else:
             write(repo, "pkg/errors.py", _errors(rng))
         commit_all(repo, f"step {step}: {action}")
-        _fresh_and_incremental(repo)
+        _fresh_and_incremental(repo, jobs)
 
 
 _PATHS = st.sampled_from(
