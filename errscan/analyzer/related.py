@@ -259,12 +259,10 @@ class Ranking:
     def _counts(self, words: set[str]) -> dict[str, int]:
         return dict(_fetch(self._db, "SELECT word, n FROM df WHERE word IN {}", sorted(words)))
 
-    def rank(self, changed: Callable[[list[str]], None] | None = None) -> None:
-        """Rank the marked records again, handing `changed` the files where some
-        record's list changed, a few at a time."""
-        for _, paths in self.ranked():
-            if changed is not None and paths:
-                changed(paths)
+    def rank(self) -> None:
+        """Rank the marked records again, all at once."""
+        for _ in self.ranked():
+            pass
 
     def ranked(self, run: Run = map) -> Iterator[tuple[list[str], list[str]]]:
         """Rank the marked records again, a few files at a time in path order: for each

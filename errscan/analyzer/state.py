@@ -90,7 +90,8 @@ class State:
         self.fresh = not db.execute("SELECT EXISTS (SELECT 1 FROM file)").fetchone()[0]
         self.ranking = related.Ranking(db, self.fresh)
         # now: the files of this scan; redo: 1 new or another blob, 2 to relink all the
-        # same (a list of related errors changed, or what its exceptions resolved through)
+        # same (what its exceptions resolved through changed; a file whose related lists
+        # changed is relinked as the ranking reaches it)
         db.execute(
             "CREATE TEMP TABLE IF NOT EXISTS now "
             "(path TEXT PRIMARY KEY, sha TEXT, names TEXT, redo INTEGER NOT NULL DEFAULT 0)"
@@ -196,11 +197,6 @@ class State:
             "SELECT value FROM json_each(?)))",
             (json.dumps(sorted(used)),),
         )
-
-    def redo(self, paths: Sequence[str]) -> None:
-        """Mark these files of the scan to relink."""
-        query = f"UPDATE now SET redo = 2 WHERE redo = 0 AND path IN {related.IN_LIST}"
-        self.db.execute(query, (json.dumps(list(paths)),))
 
     def redone(self, paths: Iterable[str]) -> Iterator[bool]:
         """For each path of the scan, in order, whether it is marked to relink."""
