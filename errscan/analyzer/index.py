@@ -28,8 +28,8 @@ _STOP = ("Exception", "BaseException")
 _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-_FACTS_CACHED = 128  # files whose imports and classes are kept decoded at once
-_REMEMBERED = 1024  # answers kept, of each kind (more only holds memory: hits are local)
+_FACTS_CACHED = 32  # files whose imports and classes are kept decoded at once
+_REMEMBERED = 512  # answers kept, of each kind (more only holds memory: hits are local)
 
 
 def module_names(paths: Sequence[str]) -> Iterator[str]:

@@ -294,14 +294,14 @@ class Scanner:
 
     def map(self, work: Callable[[_T], _U], items: Iterable[_T]) -> Iterator[_U]:
         """`work` over the items, in the pool where there is one, in order: a few items
-        per worker in flight. `work` must be a module's function, its items picklable."""
+        in flight, one more than the workers. `work` must be a module's function, its items picklable."""
         if self._pool is None:
             yield from map(work, items)
             return
         pending: deque[Future[_U]] = deque()
         for item in items:
             pending.append(self._pool.submit(work, item))
-            while len(pending) > 2 * self.jobs:
+            while len(pending) > self.jobs:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
