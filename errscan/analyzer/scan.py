@@ -293,8 +293,9 @@ class Scanner:
         self.close()
 
     def map(self, work: Callable[[_T], _U], items: Iterable[_T]) -> Iterator[_U]:
-        """`work` over the items, in the pool where there is one, in order: a few items
-        in flight, one more than the workers. `work` must be a module's function, its items picklable."""
+        """`work` over the items, in the pool where there is one, in order, with one
+        item more than the workers in flight. `work` must be a module's function, its
+        items picklable."""
         if self._pool is None:
             yield from map(work, items)
             return
