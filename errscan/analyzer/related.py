@@ -278,9 +278,11 @@ class Ranking:
             yield group, sorted({path for _, _, path in updates})
 
     def _groups(self) -> Iterator[list[str]]:
-        """The files with marked records, by path, in groups of about _GROUP records."""
+        """The files with marked records, by path, in groups of about _GROUP records; the
+        first groups smaller, so that linking, which waits for the first, starts soon."""
         group: list[str] = []
         size = 0
+        target = max(1, _GROUP // 8)
         # a page at a time, each read whole: groups read ahead of those written
         query = (
             "SELECT path, COUNT(*) FROM rec WHERE dirty != 0 AND path > ? "
@@ -291,9 +293,10 @@ class Ranking:
             for path, count in page:
                 group.append(path)
                 size += count
-                if size >= _GROUP:
+                if size >= target:
                     yield group
                     group, size = [], 0
+                    target = min(_GROUP, 2 * target)
             last = page[-1][0]
         if group:
             yield group
