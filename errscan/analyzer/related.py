@@ -54,7 +54,7 @@ _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # records whose keys are indexed at once
 IN_LIST = "(SELECT value FROM json_each(?))"  # a list as one JSON parameter: any size
-_GROUP = 256  # records ranked at once (a file's at least)
+_GROUP = 128  # records ranked at once (a file's at least); with their candidates' some 0.5 MB
 _PENDING = 4000  # records added before they are written
 
 SCHEMA = """
@@ -307,11 +307,13 @@ class Ranking:
         rows = _fetch(db, "SELECT id, path, seq, feature, related, dirty FROM rec "
                           "WHERE path IN {}", paths)  # fmt: skip
         keys = _fetch(db, "SELECT id, key FROM post WHERE id IN {}", [r[0] for r in rows if r[5]])
+        # a key's postings counted only up to one past _COMMON: a common word's are many
         query = (
-            "SELECT key, id FROM post WHERE key IN (SELECT key FROM post WHERE key IN {} "
-            f"GROUP BY key HAVING COUNT(*) <= {_COMMON})"
+            "SELECT key, id FROM post WHERE key IN (SELECT k.value FROM json_each(?) k WHERE "
+            f"(SELECT COUNT(*) FROM (SELECT 1 FROM post q WHERE q.key = k.value "
+            f"LIMIT {_COMMON + 1})) <= {_COMMON})"
         )
-        members = _fetch(db, query, sorted({key for _, key in keys}))
+        members = db.execute(query, (json.dumps(sorted({key for _, key in keys})),)).fetchall()
         outside = sorted({rid for _, rid in members} - {r[0] for r in rows})
         query = "SELECT id, path, seq, feature FROM rec WHERE id IN {}"
         others = _fetch(db, query, outside)
