@@ -310,7 +310,7 @@ class Ranking:
         # a key's postings counted only up to one past _COMMON: a common word's are many
         query = (
             "SELECT key, id FROM post WHERE key IN (SELECT k.value FROM json_each(?) k WHERE "
-            f"(SELECT COUNT(*) FROM (SELECT 1 FROM post q WHERE q.key = k.value "
+            "(SELECT COUNT(*) FROM (SELECT 1 FROM post q WHERE q.key = k.value "
             f"LIMIT {_COMMON + 1})) <= {_COMMON})"
         )
         members = db.execute(query, (json.dumps(sorted({key for _, key in keys})),)).fetchall()
