@@ -252,7 +252,8 @@ class _Ranking:
         return False
 
     def finish(self) -> None:
-        """Rank whatever is left (files of no path passed: none, in a consistent state)."""
+        """Rank the groups left, so that every list is written before the state is
+        committed (none are left: every ranked file is a file of the scan, passed)."""
         while self._next is not None:
             self._next = next(self._groups, None)
 
