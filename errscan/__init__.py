@@ -27,7 +27,7 @@ from errscan.analyzer import lookup as lookup_stage
 from errscan.analyzer import page as page_stage
 from errscan.analyzer import scan as scan_stage
 from errscan.analyzer import store as store_stage
-from errscan.analyzer.index import Index
+from errscan.analyzer.index import Index, ModuleTable
 from errscan.analyzer.related import features
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
@@ -142,12 +142,15 @@ class Scan:
         handle = repo.open_repo(self._source.git_dir)
         opts = self._opts
         read = functools.partial(files.read_files, handle)
-        entries = self._entries
-        with _result_store(opts) as results, _kept_state(opts, self._lineage) as kept:
+        with (
+            contextlib.closing(self._entries) as entries,
+            _result_store(opts) as results,
+            _kept_state(opts, self._lineage) as kept,
+        ):
             jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
 
-            def register(path: str, classes: list[str], factories: list[str]) -> None:
-                kept.stage(path, entries.sha(path), state.names_text(classes, factories))
+            def register(path: str, sha: str, classes: list[str], factories: list[str]) -> None:
+                kept.stage(path, sha, state.names_text(classes, factories))
 
             scanner = scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
@@ -169,7 +172,8 @@ class Scan:
         opts = self._opts
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
-        index = Index(entries.paths, lambda p: results.summary(entries.sha(p)), kept.defined)
+        modules = ModuleTable(entries)
+        index = Index(modules, lambda p: results.summary(entries.sha(p)), kept.defined)
         plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
@@ -184,7 +188,7 @@ class Scan:
         ranking = _Ranking(kept.ranking.ranked(scanner.map))
 
         def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
-            marks = None if plan.relink_all else kept.redone(entries.paths)
+            marks = None if plan.relink_all else kept.redone(entries.paths())
             for entry in entries:
                 marked = True if marks is None else next(marks)
                 yield entry, ranking.through(entry.path) or marked

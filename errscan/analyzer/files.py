@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import bisect
-import io
+import contextlib
+import itertools
+import sqlite3
 import subprocess
-import threading
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import IO, TypeVar, overload
+from typing import IO, Any, TypeVar
 
 import git
 
@@ -20,6 +20,9 @@ _T = TypeVar("_T")
 _SUFFIXES = (".py", ".pyi")
 _TEST_DIRS = frozenset({"tests", "test"})
 _BLOB_MODES = frozenset({b"100644", b"100755", b"100664"})  # never 120000 links or 160000 gitlinks
+_PAGE = 256  # listing rows read at once
+_CACHE_KB = 512  # the listing database's page cache
+_AHEAD = 64  # blobs asked of git before the first of them is read
 
 
 @dataclass(frozen=True)
@@ -60,124 +63,80 @@ class BlobEntry:
     size: int
 
 
-class MadeOnDemand(Sequence[_T]):
-    """A sequence whose items are made when asked for, by `_item(i)`: the compact
-    holders below keep no object per item."""
+class Listing:
+    """A commit's files sorted by path, in a scratch SQLite database of the scan's own:
+    memory holds a page cache of them whatever the repository's size, where any object or
+    array per file would grow it. Its one connection serves one thread at a time (any).
 
-    __slots__ = ()
-
-    def _item(self, i: int) -> _T:
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, item: int) -> _T: ...
-    @overload
-    def __getitem__(self, item: slice) -> list[_T]: ...
-    def __getitem__(self, item: int | slice) -> _T | list[_T]:
-        if isinstance(item, slice):
-            return [self._item(i) for i in range(*item.indices(len(self)))]
-        if item < 0:
-            item += len(self)
-        if not 0 <= item < len(self):
-            raise IndexError("index out of range")
-        return self._item(item)
-
-    def __iter__(self) -> Iterator[_T]:
-        return (self._item(i) for i in range(len(self)))
-
-
-class Packed(MadeOnDemand[str]):
-    """Strings held as one text and an array of where each ends: a scan's paths and
-    module names cost about their characters, where a list of str objects costs 50
-    more bytes apiece and leaves the small-object allocator fragmented. Items are made
-    when asked for."""
-
-    __slots__ = ("_ends", "_text")
-
-    def __init__(self, items: Iterable[str]) -> None:
-        # written as they come: no list of the items, even for a while
-        text = io.StringIO()
-        self._ends = array("q")
-        end = 0
-        for item in items:
-            text.write(item)
-            end += len(item)
-            self._ends.append(end)
-        self._text = text.getvalue()
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-    def _item(self, i: int) -> str:
-        return self._text[self._ends[i - 1] if i else 0 : self._ends[i]]
-
-    def find(self, item: str) -> int:
-        """Where `item` is in these strings, sorted; -1 where it is not."""
-        i = bisect.bisect_left(self, item)
-        return i if i < len(self._ends) and self._item(i) == item else -1
-
-
-class Listing(MadeOnDemand[BlobEntry]):
-    """A commit's files sorted by path, held compactly: the paths packed, the blob ids
-    as raw bytes and the sizes as an array (36 bytes a file beside its path's
-    characters, where BlobEntry objects take 250); entries are made when asked for."""
-
-    __slots__ = ("_ids", "_sizes", "_width", "paths")
+    The database also takes other tables a scan needs over all its paths (the modules
+    of index.ModuleTable).
+    """
 
     def __init__(self, entries: Iterable[tuple[str, str, int]]) -> None:
-        """`entries`: (path, hex blob id, size), paths distinct, best sorted (as git
-        lists them): they are packed as they come, and sorted afterwards only where
-        they were not."""
-        ids = bytearray()
-        sizes = array("q")
-        in_order = True
-        last: str | None = None
-        width = None
-
-        def packed() -> Iterator[str]:
-            nonlocal in_order, last, width
-            for path, sha, size in entries:
-                if last is not None and path <= last:
-                    in_order = False
-                last = path
-                raw = bytes.fromhex(sha)
-                # SHA-1 ids, or SHA-256 ones in a repository of that object format
-                if width is None:
-                    width = len(raw)
-                elif len(raw) != width:
-                    raise ValueError("blob ids of mixed lengths")
-                ids.extend(raw)
-                sizes.append(size)
-                yield path
-
-        self.paths = Packed(packed())
-        self._width = width or 20
-        self._ids = bytes(ids)
-        self._sizes = sizes
-        if not in_order:
-            self._sort()
-
-    def _sort(self) -> None:
-        order = sorted(range(len(self.paths)), key=self.paths.__getitem__)
-        self.paths = Packed(self.paths[i] for i in order)
-        self._ids = b"".join(self._ids[i * self._width : (i + 1) * self._width] for i in order)
-        self._sizes = array("q", (self._sizes[i] for i in order))
+        """`entries`: (path, hex blob id, size), paths distinct, in any order."""
+        # "": a private database that SQLite keeps on disk past its page cache and
+        # deletes when closed
+        self.db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        self.db.execute(f"PRAGMA cache_size = -{_CACHE_KB}")
+        self.db.execute(
+            "CREATE TABLE file (path TEXT PRIMARY KEY, sha TEXT NOT NULL, "
+            "size INTEGER NOT NULL, marked INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
+        )
+        self._count = 0
+        self.db.execute("BEGIN")
+        for chunk in _chunks(entries, _PAGE * 4):
+            self.db.executemany("INSERT INTO file (path, sha, size) VALUES (?, ?, ?)", chunk)
+            self._count += len(chunk)
+        self.db.execute("COMMIT")
 
     def __len__(self) -> int:
-        return len(self.paths)
+        return self._count
+
+    def __iter__(self) -> Iterator[BlobEntry]:
+        """The entries by path, a page at a time: other queries may run between items."""
+        for path, sha, size in self._pages("path, sha, size", "1"):
+            yield BlobEntry(path, sha, size)
+
+    def paths(self) -> Iterator[str]:
+        for (path,) in self._pages("path", "1"):
+            yield path
+
+    def _pages(self, columns: str, where: str) -> Iterator[tuple[Any, ...]]:
+        last = ""
+        while rows := self.db.execute(
+            f"SELECT {columns} FROM file WHERE path > ? AND {where} ORDER BY path LIMIT ?",
+            (last, _PAGE),
+        ).fetchall():
+            last = rows[-1][0]
+            yield from rows
 
     def sha(self, path: str) -> str:
         """The blob id of the file at `path`; KeyError where the listing has none."""
-        i = self.paths.find(path)
-        if i < 0:
+        found = self.db.execute("SELECT sha FROM file WHERE path = ?", (path,)).fetchone()
+        if found is None:
             raise KeyError(path)
-        return self._id(i)
+        return str(found[0])
 
-    def _id(self, i: int) -> str:
-        return self._ids[i * self._width : (i + 1) * self._width].hex()
+    def mark(self, paths: Iterable[str]) -> None:
+        self.db.executemany("UPDATE file SET marked = 1 WHERE path = ?", ((p,) for p in paths))
 
-    def _item(self, i: int) -> BlobEntry:
-        return BlobEntry(self.paths[i], self._id(i), self._sizes[i])
+    def marked(self) -> Iterator[BlobEntry]:
+        """The marked entries, largest first (by path where sizes tie)."""
+        rows = self.db.execute(
+            "SELECT path, sha, size FROM file WHERE marked ORDER BY size DESC, path"
+        )
+        while page := rows.fetchmany(_PAGE):
+            for path, sha, size in page:
+                yield BlobEntry(path, sha, size)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 @dataclass(frozen=True)
@@ -222,34 +181,55 @@ def _wanted(records: Iterable[bytes], filters: Filters) -> Iterator[tuple[str, s
             yield path, sha.decode("ascii"), int(size)
 
 
-def read_files(repo: git.Repo, entries: Sequence[BlobEntry]) -> Iterator[SourceFile]:
-    """The blobs' contents in order, from one `git cat-file --batch` process."""
-    if not entries:
+def read_files(repo: git.Repo, entries: Iterable[BlobEntry]) -> Iterator[SourceFile]:
+    """The blobs' contents in order, from one `git cat-file --batch` process.
+
+    `entries` is iterated once, in the caller's thread, a few dozen ahead of the blob
+    read: git never waits on a full pipe of requests (a few KB), nor this process on
+    git, which writes each blob out whole as soon as it is asked for.
+    """
+    pending: deque[BlobEntry] = deque()
+    it = iter(entries)
+    first = next(it, None)
+    if first is None:
         return
     proc = repo.git.cat_file("--batch", as_process=True, istream=subprocess.PIPE)
     stdin: IO[bytes] = proc.proc.stdin
     stdout: IO[bytes] = proc.proc.stdout
-    writer = threading.Thread(target=_request, args=(stdin, entries), daemon=True)
-    writer.start()
     try:
-        for entry in entries:
-            header = stdout.readline().split()
-            if len(header) != 3:
-                raise InputError(f"cannot read {entry.path} ({entry.sha}) from git")
-            size = int(header[2])
-            data = stdout.read(size)
-            stdout.read(1)  # the newline after each object
-            yield SourceFile(entry.path, entry.sha, data)
+        for entry in itertools.chain([first], it):
+            pending.append(entry)
+            with _asking(entry):
+                stdin.write(entry.sha.encode("ascii") + b"\n")
+                if len(pending) >= _AHEAD:
+                    stdin.flush()
+            if len(pending) >= _AHEAD:
+                while len(pending) > _AHEAD // 2:
+                    yield _read_blob(stdout, pending.popleft())
+        with _asking(None):
+            stdin.close()
+        while pending:
+            yield _read_blob(stdout, pending.popleft())
     finally:
         proc.proc.kill()
         proc.proc.wait()
-        writer.join()
 
 
-def _request(stdin: IO[bytes], entries: Sequence[BlobEntry]) -> None:
+@contextlib.contextmanager
+def _asking(entry: BlobEntry | None) -> Iterator[None]:
+    """Writing requests to git: where it has gone, the scan cannot read its files."""
     try:
-        for entry in entries:
-            stdin.write(entry.sha.encode("ascii") + b"\n")
-        stdin.close()
-    except (BrokenPipeError, ValueError, OSError):
-        pass  # the reader stopped early and closed the pipe
+        yield
+    except OSError as exc:
+        what = f" {entry.path} ({entry.sha})" if entry is not None else ""
+        raise InputError(f"cannot read{what} from git: {exc}") from exc
+
+
+def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
+    header = stdout.readline().split()
+    if len(header) != 3:
+        raise InputError(f"cannot read {entry.path} ({entry.sha}) from git")
+    size = int(header[2])
+    data = stdout.read(size)
+    stdout.read(1)  # the newline after each object
+    return SourceFile(entry.path, entry.sha, data)

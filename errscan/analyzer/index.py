@@ -1,22 +1,21 @@
 """Whole-scan knowledge built from per-file summaries: module names, classes, factories.
 
-index = Index({"pkg/errors.py": summary, "pkg/api.py": summary2})
+index = Index.of({"pkg/errors.py": summary, "pkg/api.py": summary2})
 index.resolve("pkg/api.py", "errors.ConfigError")  ->  "pkg.errors.ConfigError"
 index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Exception")
 """
 
 from __future__ import annotations
 
-import bisect
 import builtins
 import contextlib
-from array import array
+import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from errscan.analyzer.files import Packed
+from errscan.analyzer.files import Listing
 from errscan.models import ClassInfo, FileSummary, Import
 
 BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
@@ -32,10 +31,9 @@ _FACTS_CACHED = 32  # files whose imports and classes are kept decoded at once
 _REMEMBERED = 512  # answers kept, of each kind (more only holds memory: hits are local)
 
 
-def module_names(paths: Sequence[str]) -> Iterator[str]:
+def module_names(paths: Iterable[str], is_package: Callable[[str], bool]) -> Iterator[str]:
     """Each file's importable module name, in order: packages are folders with an
-    __init__.py."""
-    packages = {path.rsplit("/", 1)[0] for path in paths if _is_package_init(path)}
+    __init__.py (`is_package` says which)."""
     for path in paths:
         parts = path.rsplit(".", 1)[0].split("/")
         if parts[-1] == "__init__":
@@ -43,10 +41,87 @@ def module_names(paths: Sequence[str]) -> Iterator[str]:
         folders = path.split("/")[:-1]
         # the package root: climb while the folder is a package
         top = len(folders)
-        while top > 0 and "/".join(folders[:top]) in packages:
+        while top > 0 and is_package("/".join(folders[:top])):
             top -= 1
         # a top-level __init__.py: the package is the unnamed repository folder itself
         yield ".".join(parts[top:]) or (parts[-1] if parts else "__init__")
+
+
+class Modules(Protocol):
+    """The module name of each file of a scan, and the file of each module."""
+
+    def module_of(self, path: str) -> str | None:
+        """The module name of a file of the scan."""
+
+    def file_of(self, module: str) -> str | None:
+        """The file that is the module `module` (a module over its stub, else the first
+        path)."""
+
+
+class HeldModules:
+    """The modules of a few files, held in memory (one file, or a test)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        ordered = sorted(set(paths))
+        packages = {path.rsplit("/", 1)[0] for path in ordered if _is_package_init(path)}
+        self._modules = dict(
+            zip(ordered, module_names(ordered, packages.__contains__), strict=True)
+        )
+        self._files: dict[str, str] = {}
+        for path in sorted(ordered, key=lambda p: (p.endswith(".pyi"), p)):
+            self._files.setdefault(self._modules[path], path)
+
+    def module_of(self, path: str) -> str | None:
+        return self._modules.get(path)
+
+    def file_of(self, module: str) -> str | None:
+        return self._files.get(module)
+
+
+class ModuleTable:
+    """The modules of a scan's files, in a table of its listing's database: memory
+    holds none of them, however many files the scan has."""
+
+    def __init__(self, listing: Listing) -> None:
+        self._db = db = listing.db
+        self._packages: dict[str, bool] = {}
+        db.execute(
+            "CREATE TABLE module (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
+            "stub INTEGER NOT NULL) WITHOUT ROWID"
+        )
+        db.execute("BEGIN")
+        paths, names = itertools.tee(listing.paths())
+        rows = zip(paths, module_names(names, self._is_package), strict=True)
+        db.executemany(
+            "INSERT INTO module VALUES (?, ?, ?)",
+            ((path, name, path.endswith(".pyi")) for path, name in rows),
+        )
+        db.execute("COMMIT")
+        db.execute("CREATE INDEX module_name ON module (name, stub, path)")
+
+    def _is_package(self, folder: str) -> bool:
+        memo = self._packages
+        if folder not in memo:
+            if len(memo) >= 256:  # paths come sorted: a folder's files come together
+                memo.clear()
+            memo[folder] = (
+                self._db.execute(
+                    "SELECT EXISTS (SELECT 1 FROM file WHERE path IN (?, ?))",
+                    (f"{folder}/__init__.py", f"{folder}/__init__.pyi"),
+                ).fetchone()[0]
+                == 1
+            )
+        return memo[folder]
+
+    def module_of(self, path: str) -> str | None:
+        found = self._db.execute("SELECT name FROM module WHERE path = ?", (path,)).fetchone()
+        return None if found is None else str(found[0])
+
+    def file_of(self, module: str) -> str | None:
+        found = self._db.execute(
+            "SELECT path FROM module WHERE name = ? ORDER BY stub, path LIMIT 1", (module,)
+        ).fetchone()
+        return None if found is None else str(found[0])
 
 
 @dataclass(frozen=True)
@@ -67,30 +142,23 @@ class _FileFacts:
 class Index:
     """Names of every class and factory in the scan, and where each is defined.
 
-    Only module names are held for the whole scan. Where a class or factory is defined
-    is asked of `defined` (a table in the scan's state), and a file's imports and class
-    details are loaded back (from the result cache) when a resolution needs them, a few
-    hundred files' worth at a time, so memory barely grows with the repository.
+    Nothing is held for the whole scan: module names are asked of `modules` (a table in
+    the scan's listing), where a class or factory is defined of `defined` (a table in
+    the scan's state), and a file's imports and class details are loaded back (from the
+    result cache) when a resolution needs them, a few dozen files' worth at a time.
     """
 
     def __init__(
         self,
-        paths: Sequence[str],
+        modules: Modules,
         load: Callable[[str], FileSummary | None],
         defined: Callable[[str], str | None] | None = None,
     ) -> None:
-        """`load`: a file's summary. `defined`: the file defining a name, given as
-        `c:NAME` (a class) or `f:NAME` (a factory) and chosen as `claims` would, where
-        the names live outside (the scan's state); else `register` gives them."""
-        # packed, with the modules' order as an array of positions: no object per file
-        self._paths = paths if isinstance(paths, Packed) else Packed(sorted(paths))
-        self._modules = Packed(module_names(self._paths))
-        order = sorted(
-            range(len(self._paths)),
-            key=lambda i: (self._modules[i], self._paths[i].endswith(".pyi")),
-        )  # a module's file: its first .py by path, else its first stub
-        self._by_module = array("l", order)
-        del order
+        """`modules`: the scan's files. `load`: a file's summary. `defined`: the file
+        defining a name, given as `c:NAME` (a class) or `f:NAME` (a factory) and chosen
+        as `claims` would, where the names live outside (the scan's state); else
+        `register` gives them."""
+        self._modules = modules
         self._module_memo: dict[str, str | None] = {}
         self._defined: dict[str, str] = {}
         self._lookup = defined or self._defined.get
@@ -104,8 +172,7 @@ class Index:
         """The module name of a file of the scan."""
         if path in self._module_memo:  # the file being linked, asked about again and again
             return self._module_memo[path]
-        i = self._paths.find(path)
-        found = self._modules[i] if i >= 0 else None
+        found = self._modules.module_of(path)
         if len(self._module_memo) >= 64:
             self._module_memo.clear()
         self._module_memo[path] = found
@@ -113,15 +180,12 @@ class Index:
 
     def file_of(self, module: str) -> str | None:
         """The file that is the module `module` (a module over its stub)."""
-        at = bisect.bisect_left(self._by_module, module, key=self._modules.__getitem__)
-        if at < len(self._by_module) and self._modules[self._by_module[at]] == module:
-            return self._paths[self._by_module[at]]
-        return None
+        return self._modules.file_of(module)
 
     @classmethod
     def of(cls, summaries: Mapping[str, FileSummary]) -> Index:
         """An index over summaries held in memory (one file, or a test)."""
-        index = cls(list(summaries), summaries.get)
+        index = cls(HeldModules(summaries), summaries.get)
         for path, summary in summaries.items():
             classes = [c.qualname for c in summary.classes]
             index.register(path, classes, [f for f, _ in summary.factories])

@@ -14,14 +14,13 @@ import itertools
 import signal
 import sqlite3
 import threading
-from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from errscan.analyzer import cache, link
-from errscan.analyzer.files import BlobEntry, MadeOnDemand, SourceFile
+from errscan.analyzer.files import BlobEntry, Listing, SourceFile
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
@@ -34,7 +33,7 @@ _BATCH_FILES = 32
 _POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
 _CHUNK = 256  # entries whose stored names or features are read back at once
 _SITES_CHUNK = 64  # entries whose stored sites are read back at once (about 10 KB each)
-Reader = Callable[[Sequence[BlobEntry]], Iterator[SourceFile]]
+Reader = Callable[[Iterable[BlobEntry]], Iterator[SourceFile]]
 Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
 _T = TypeVar("_T")
 _U = TypeVar("_U")
@@ -44,44 +43,45 @@ _in_worker = False
 
 def prepare(
     read: Reader,
-    entries: Sequence[BlobEntry],
+    listing: Listing,
     results: cache.ResultCache,
     jobs: int,
     radius: int,
     timeout: float | None,
     progress: Callable[[int, int], None] | None,
-    register: Callable[[str, list[str], list[str]], None],
+    register: Callable[[str, str, list[str], list[str]], None],
 ) -> Scanner:
     """First pass: give every file a stored result (scanning those the cache lacks, or
-    holds unreadable), and hand `register` the classes and factories each file defines.
-    Gives back the scanner, still open, for the whole-scan work to share its pool."""
-    # positions, not entries, of the files to scan: the pool forks a process this small
-    todo = array("l")
+    holds unreadable), and hand `register` the path, blob id, classes and factories of
+    each file. Gives back the scanner, still open, for the whole-scan work to share its
+    pool."""
+    todo = 0
     size = 0
-    for start in range(0, len(entries), _CHUNK):
-        chunk = entries[start : start + _CHUNK]
+    for chunk in _chunks(listing, _CHUNK):
         found = results.get_many([entry.sha for entry in chunk], column="names")
-        for at, entry in enumerate(chunk, start):
+        picked = []
+        for entry in chunk:
             names = cache.decode_names(found[entry.sha]) if entry.sha in found else None
             if names is not None and not names[2]:
-                register(entry.path, names[0], names[1])
+                register(entry.path, entry.sha, names[0], names[1])
             else:
-                todo.append(at)
+                picked.append(entry.path)
                 size += entry.size
-    done = len(entries) - len(todo)
+        listing.mark(picked)
+        todo += len(picked)
+    done = len(listing) - todo
     if progress is not None:
-        progress(done, len(entries))
-    workers = max(1, min(jobs, len(todo))) if size >= _POOL_MIN_BYTES else 1
-    # largest first: no straggler at the end
-    todo = array("l", sorted(todo, key=lambda at: -entries[at].size))
+        progress(done, len(listing))
+    workers = max(1, min(jobs, todo)) if size >= _POOL_MIN_BYTES else 1
     fresh: list[tuple[str, cache.Encoded]] = []
     store = None if str(results.path) == ":memory:" else (str(results.path), results.digest)
     scanner = Scanner(workers, radius, timeout, store)
     try:
-        for source_file, (names_data, encoded) in scanner.scanned(read(_Picked(entries, todo))):
+        # largest first: no straggler at the end
+        for source_file, (names_data, encoded) in scanner.scanned(read(listing.marked())):
             names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
-            register(source_file.path, names[0], names[1])
+            register(source_file.path, source_file.sha, names[0], names[1])
             if encoded is None:
                 results.added += 1  # a worker stored it
             else:
@@ -91,26 +91,12 @@ def prepare(
                 fresh.clear()
             done += 1
             if progress is not None:
-                progress(done, len(entries))
+                progress(done, len(listing))
         results.put_many(fresh)
     except BaseException:
         scanner.close()
         raise
     return scanner
-
-
-class _Picked(MadeOnDemand[BlobEntry]):
-    """Some of the entries, by position."""
-
-    def __init__(self, entries: Sequence[BlobEntry], positions: Sequence[int]) -> None:
-        self._entries = entries
-        self._positions = positions
-
-    def __len__(self) -> int:
-        return len(self._positions)
-
-    def _item(self, i: int) -> BlobEntry:
-        return self._entries[self._positions[i]]
 
 
 def features(

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer.files import BlobEntry, Filters, Listing, Packed, is_test, list_files
+from errscan.analyzer import files
+from errscan.analyzer.files import BlobEntry, Filters, Listing, is_test, list_files
 from errscan.errors import InputError
 from tests.support import commit_all, git, write
 
@@ -110,50 +111,47 @@ _PATH_PARTS = st.sampled_from(["a", "b", "é", "__init__", "m", "x-y", "z0"])
 @given(
     st.dictionaries(
         st.lists(_PATH_PARTS, min_size=1, max_size=4).map(lambda p: "/".join(p) + ".py"),
-        st.tuples(st.binary(min_size=20, max_size=20), st.integers(0, 1 << 40)),
+        st.tuples(st.binary(min_size=20, max_size=32), st.integers(0, 1 << 40)),
     ),
-    st.integers(-3, 3),
-    st.integers(-3, 3),
+    st.sets(st.integers(0, 30)),
 )
 def test_a_listing_gives_what_a_sorted_list_of_entries_would(
-    files: dict[str, tuple[bytes, int]], start: int, stop: int
+    files: dict[str, tuple[bytes, int]], picks: set[int]
 ) -> None:
     entries = [BlobEntry(p, sha.hex(), size) for p, (sha, size) in sorted(files.items())]
     listing = Listing((e.path, e.sha, e.size) for e in reversed(entries))
-    assert list(listing) == entries
-    assert len(listing) == len(entries)
-    assert list(listing.paths) == [e.path for e in entries]
-    assert listing[start:stop] == entries[start:stop]
-    assert listing.paths[start:stop] == [e.path for e in entries][start:stop]
-    for i, entry in enumerate(entries):
-        assert listing[i] == entry
-        assert listing[i - len(entries)] == entry
-        assert listing.sha(entry.path) == entry.sha
-        assert listing.paths.find(entry.path) == i
-    for missing in ["", "a", "a/b.pyi", "zz.py"]:
-        if missing not in files:
-            assert listing.paths.find(missing) == -1
-            with pytest.raises(KeyError):
-                listing.sha(missing)
-    with pytest.raises(IndexError):
-        listing[len(entries)]
+    try:
+        assert list(listing) == entries
+        assert len(listing) == len(entries)
+        assert list(listing.paths()) == [e.path for e in entries]
+        for entry in entries:
+            assert listing.sha(entry.path) == entry.sha
+        for missing in ["", "a", "a/b.pyi", "zz.py"]:
+            if missing not in files:
+                with pytest.raises(KeyError):
+                    listing.sha(missing)
+        chosen = [e for i, e in enumerate(entries) if i in picks]
+        listing.mark(e.path for e in chosen)
+        assert list(listing.marked()) == sorted(chosen, key=lambda e: (-e.size, e.path))
+    finally:
+        listing.close()
 
 
-def test_a_listing_holds_sha256_ids() -> None:
-    long_id = "ab" * 32
-    listing = Listing([("b.py", long_id, 3), ("a.py", "cd" * 32, 1)])
-    assert listing.sha("b.py") == long_id
-    assert listing[0] == BlobEntry("a.py", "cd" * 32, 1)
-    with pytest.raises(ValueError, match="mixed"):
-        Listing([("a.py", "ab" * 20, 1), ("b.py", long_id, 1)])
-
-
-def test_packed_strings_keep_empty_and_wide_ones() -> None:
-    items = ["", "ä", "", "日本", "x"]
-    packed = Packed(items)
-    assert list(packed) == items
-    assert packed[-1] == "x"
-    assert packed[1:4] == items[1:4]
+def test_a_listing_is_read_a_page_at_a_time_between_other_queries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two walks at once, as a scan makes them (one a chunk ahead of the other)."""
+    monkeypatch.setattr(files, "_PAGE", 3)
+    names = [f"m{i:02}.py" for i in range(10)]
+    listing = Listing((name, f"{i:040x}", i) for i, name in enumerate(names))
+    ahead = listing.paths()
+    seen = []
+    for entry in listing:
+        seen.append((entry.path, next(ahead, None)))
+        listing.mark([entry.path])
+    assert seen == [(name, name) for name in names]
+    assert [e.path for e in listing.marked()] == names[::-1]
+    listing.close()
 
 
 def test_a_listing_read_in_chunks_misses_no_file(tmp_path: Path) -> None:

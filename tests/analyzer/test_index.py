@@ -1,4 +1,4 @@
-"""The index's module names and the file of each module, held packed."""
+"""The index's module names and the file of each module, held in memory or in a table."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer.index import Index, _is_package_init
+from errscan.analyzer.files import Listing
+from errscan.analyzer.index import HeldModules, Index, ModuleTable, _is_package_init
 
 _PATHS = st.lists(
     st.sampled_from(["a", "b", "src", "__init__", "m", "n"]), min_size=1, max_size=4
@@ -36,12 +37,17 @@ def test_module_of_and_file_of_follow_the_rule(paths: set[str]) -> None:
     file_of: dict[str, str] = {}
     for path in sorted(paths, key=lambda p: (p.endswith(".pyi"), p)):  # a module over its stub
         file_of.setdefault(names[path], path)
-    index = Index(list(paths), lambda _path: None)
-    for path in paths:
-        assert index.module_of(path) == names[path]
-    assert index.module_of("nowhere.py") is None
-    for module in {*names.values(), "nowhere", "a.nowhere"}:
-        assert index.file_of(module) == file_of.get(module)
+    listing = Listing((path, f"{i:040x}", 1) for i, path in enumerate(paths))
+    try:
+        for modules in (HeldModules(paths), ModuleTable(listing)):
+            index = Index(modules, lambda _path: None)
+            for path in paths:
+                assert index.module_of(path) == names[path]
+            assert index.module_of("nowhere.py") is None
+            for module in {*names.values(), "nowhere", "a.nowhere"}:
+                assert index.file_of(module) == file_of.get(module)
+    finally:
+        listing.close()
 
 
 def test_a_top_level_init_file_is_scanned() -> None:

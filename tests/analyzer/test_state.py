@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer import link, related, scan, state
-from errscan.analyzer.index import Index
+from errscan.analyzer.index import HeldModules, Index
 from tests.support import build_repo, commit_all, git, write
 
 _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
@@ -204,7 +204,7 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
     """Where several files define one name (modules of one name in folders that are not
     packages, a module and its stub), the state's table picks the file the index does."""
     paths = sorted(files)
-    memory = Index(paths, lambda _path: None)
+    memory = Index(HeldModules(paths), lambda _path: None)
     kept = state.State.private()
     try:
         for path in paths:
@@ -212,7 +212,7 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
             kept.stage(path, "0" * 40, state.names_text(files[path], files[path]))
         plan = kept.plan(lambda path, text: memory.defines(path, *state.names_of(text)))
         assert plan.relink_all
-        stored = Index(paths, lambda _path: None, kept.defined)
+        stored = Index(HeldModules(paths), lambda _path: None, kept.defined)
         for name in ["m.E", "m.F", "m.G.H", "m.X"]:
             assert stored._class_file(name) == memory._class_file(name)
             assert stored._factory_file(name) == memory._factory_file(name)
