@@ -104,7 +104,7 @@ def test_pool_and_in_process_give_the_same_records(
     pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
     assert pooled.records == serial.records
     assert pooled.file_errors == serial.file_errors
-    assert pooled_work.count(related.rank_group) > 1
+    assert pooled_work.count(related.rank_packed) > 1
     assert any(record.related for record in pooled.records)
 
 
