@@ -21,7 +21,7 @@ _SUFFIXES = (".py", ".pyi")
 _TEST_DIRS = frozenset({"tests", "test"})
 _BLOB_MODES = frozenset({b"100644", b"100755", b"100664"})  # never 120000 links or 160000 gitlinks
 _PAGE = 256  # listing rows read at once
-_CACHE_KB = 512  # the listing database's page cache
+_CACHE_KB = 256  # the listing database's page cache
 _AHEAD = 64  # blobs asked of git before the first of them is read
 
 
