@@ -117,6 +117,11 @@ class Scan:
             seconds=time.perf_counter() - self._opts.started,
         )
 
+    def close(self) -> None:
+        """Let go of the file list, for a scan that will not be iterated (iterating to
+        the end, or stopping early, lets go of it too)."""
+        self._entries.close()
+
     def replay_key(self, fmt: str) -> str:
         """What decides this scan's output in format `fmt`: the key of a stored output."""
         opts = self._opts
@@ -348,6 +353,7 @@ def export(
     entry = running.replay_key(fmt)
     hit = store.load(entry)
     if hit is not None:
+        running.close()
         text_path, stats = hit
         output.write_chunks(store.chunks(text_path), path, out)
         return dataclasses.replace(stats, seconds=running.stats.seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,46 @@ def test_an_unknown_commit_is_an_input_error(tmp_path: Path) -> None:
     git(repo, "init", "-q")
     with pytest.raises(InputError, match=r"cannot list files of .*not a tree object"):
         list_files(Repo(repo), "1" * 40, Filters())
+
+
+def test_blobs_are_read_in_order_a_few_requests_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_files takes its entries lazily, never more than _AHEAD before the blob it
+    gives, and gives every blob whole, however large."""
+    monkeypatch.setattr(files, "_AHEAD", 4)
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    texts = {f"m{i:03}.py": f"x = {i}\n" * (1 + i * 997 % 5000) for i in range(120)}
+    for name, text in texts.items():
+        write(repo, name, text)
+    sha = commit_all(repo, "many")
+    listing = list_files(Repo(repo), sha, Filters())
+    taken = 0
+
+    def lazily() -> Iterator[BlobEntry]:
+        nonlocal taken
+        for entry in listing:
+            taken += 1
+            yield entry
+
+    read: list[tuple[str, str]] = []
+    for source_file in files.read_files(Repo(repo), lazily()):
+        assert taken - len(read) <= 4
+        read.append((source_file.path, source_file.data.decode()))
+    assert read == sorted(texts.items())
+    listing.close()
+
+
+def test_a_blob_git_does_not_have_is_an_input_error(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "a.py", "x = 1\n")
+    sha = commit_all(repo, "one")
+    (entry,) = list_files(Repo(repo), sha, Filters())
+    gone = BlobEntry("b.py", "1" * 40, 3)
+    with pytest.raises(InputError, match=r"cannot read b\.py \(1{40}\) from git"):
+        list(files.read_files(Repo(repo), [entry, gone]))
+    assert [f.path for f in files.read_files(Repo(repo), [entry, entry])] == ["a.py", "a.py"]
