@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -190,7 +191,9 @@ class Scan:
             kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
         # ranked in the pool while this process links: a file's lists are written before
         # it is linked, and a file whose lists changed is linked again
-        ranking = _Ranking(kept.ranking.ranked(scanner.map))
+        # with a pool, the workers read most groups from a copy of the tables
+        scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
+        ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
 
         def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
             marks = None if plan.relink_all else kept.redone(entries.paths())

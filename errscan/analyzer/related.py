@@ -19,13 +19,17 @@ A record's list depends only on its own features, its candidates' and the rounde
 counts of their words. The features live in SQLite (the scan's state, state.py), never
 all in memory; after a change of files, `Ranking.settle` marks each record whose list
 the change may reach, and `rank` ranks those again, giving what a ranking from scratch
-would. It goes a few hundred records at a time, in path order: what a group needs is
-read from the tables (Group), and ranking it is a pure function (rank_group), which a
-scan runs in its process pool while it links the files of the groups done.
+would. It goes about a hundred records at a time, in path order: what a group needs is
+read from the tables (Group, read_group), and ranking it is a pure function
+(rank_group), which a scan runs in its process pool while it links the files of the
+groups done. Where most records are to rank (a first scan), the workers read the groups
+themselves, from a copy of the tables: the scan's own are in its uncommitted
+transaction, which no other connection sees.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import json
@@ -33,10 +37,13 @@ import math
 import pickle
 import re
 import sqlite3
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from errscan.models import Site
 
@@ -77,6 +84,25 @@ CREATE TABLE IF NOT EXISTS post (key TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS post_key ON post (key);
 CREATE INDEX IF NOT EXISTS post_id ON post (id);
 """
+_COPIED = """
+CREATE TABLE rec (id TEXT PRIMARY KEY, path TEXT, seq INTEGER, feature TEXT, related TEXT,
+                  dirty INTEGER);
+CREATE TABLE word (word TEXT, id TEXT);
+CREATE TABLE df (word TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
+CREATE TABLE post (key TEXT, id TEXT)
+"""
+_COPIED_COLUMNS = [
+    ("rec", "id, path, seq, feature, related, dirty"),
+    ("word", "word, id"),
+    ("df", "word, n"),
+    ("post", "key, id"),
+]
+_COPIED_INDEXES = """
+CREATE INDEX rec_path ON rec (path, seq);
+CREATE INDEX word_id ON word (id);
+CREATE INDEX post_key ON post (key);
+CREATE INDEX post_id ON post (id)
+"""  # those read_group's queries use
 # rec.dirty: 0 ranked, 1 new (its keys to index), 2 its words' weights changed (its keys,
 # rarest words among them, to index again), 3 to rank again. post: the keys that pick a
 # record's candidates.
@@ -265,19 +291,67 @@ class Ranking:
         for _ in self.ranked():
             pass
 
-    def ranked(self, run: Run = map) -> Iterator[tuple[list[str], list[str]]]:
+    def ranked(
+        self, run: Run = map, scratch: Path | None = None
+    ) -> Iterator[tuple[list[str], list[str]]]:
         """Rank the marked records again, a few files at a time in path order: for each
         group, once its lists are written, its files and those of them where some
         record's list changed. `run` maps the ranking over the groups, in order (a
-        process pool's map): the tables are read and written here alone."""
+        process pool's map): the tables are written here alone. With `scratch`, a
+        folder, and most records to rank, the tables are copied there first and `run`'s
+        workers read each group from the copy themselves; else this process reads
+        the groups and sends them."""
         db = self._db
-        groups, read = itertools.tee(self._groups())
-        packed = (pickle.dumps(self._group(paths), pickle.HIGHEST_PROTOCOL) for paths in read)
-        for group, updates in zip(groups, run(rank_packed, packed), strict=True):
-            db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
-            done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
-            db.execute(done, (json.dumps(group),))
-            yield group, sorted({path for _, _, path in updates})
+        with contextlib.ExitStack() as stack:
+            copy = None
+            if scratch is not None and self._mostly_marked():
+                try:
+                    folder = stack.enter_context(tempfile.TemporaryDirectory(dir=scratch))
+                    copy = str(Path(folder, "ranking.sqlite"))
+                    self._export(copy)
+                except (OSError, sqlite3.Error):
+                    copy = None  # no room for a copy: the groups are read here
+            groups, read = itertools.tee(self._groups())
+            jobs: Iterator[Job] = (
+                (copy, paths) if copy is not None else _pack(read_group(db, paths))
+                for paths in read
+            )
+            for group, updates in zip(groups, run(rank_job, jobs), strict=True):
+                db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
+                done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
+                db.execute(done, (json.dumps(group),))
+                yield group, sorted({path for _, _, path in updates})
+
+    def _mostly_marked(self) -> bool:
+        """Whether a quarter or more of the records are to rank: copying every table
+        then costs less than reading each group here."""
+        marked = self._db.execute("SELECT COUNT(*) FROM rec WHERE dirty != 0").fetchone()[0]
+        total = self._db.execute("SELECT COUNT(*) FROM rec").fetchone()[0]
+        return bool(marked and 4 * marked >= total)
+
+    def _export(self, path: str) -> None:
+        """Copy what ranking reads (records, keys, words, word counts) to a database at
+        `path`, whole before any worker opens it."""
+        copy = sqlite3.connect(path, isolation_level=None)
+        try:
+            copy.execute("PRAGMA journal_mode = OFF")
+            copy.execute("PRAGMA synchronous = OFF")
+            copy.execute("BEGIN")
+            for statement in _COPIED.split(";"):
+                if statement.strip():
+                    copy.execute(statement)
+            for table, columns in _COPIED_COLUMNS:
+                marks = ", ".join("?" * len(columns.split(",")))
+                copy.executemany(
+                    f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                    self._db.execute(f"SELECT {columns} FROM {table}"),
+                )
+            for statement in _COPIED_INDEXES.split(";"):
+                if statement.strip():
+                    copy.execute(statement)
+            copy.execute("COMMIT")
+        finally:
+            copy.close()
 
     def _groups(self) -> Iterator[list[str]]:
         """The files with marked records, by path, in groups of about _GROUP records; the
@@ -303,26 +377,6 @@ class Ranking:
         if group:
             yield group
 
-    def _group(self, paths: list[str]) -> Group:
-        """What ranking the marked records of a few files reads of the tables."""
-        db = self._db
-        rows = _fetch(db, "SELECT id, path, seq, feature, related, dirty FROM rec "
-                          "WHERE path IN {}", paths)  # fmt: skip
-        keys = _fetch(db, "SELECT id, key FROM post WHERE id IN {}", [r[0] for r in rows if r[5]])
-        # a key's postings counted only up to one past _COMMON: a common word's are many
-        query = (
-            "SELECT key, id FROM post WHERE key IN (SELECT k.value FROM json_each(?) k WHERE "
-            "(SELECT COUNT(*) FROM (SELECT 1 FROM post q WHERE q.key = k.value "
-            f"LIMIT {_COMMON + 1})) <= {_COMMON})"
-        )
-        members = db.execute(query, (json.dumps(sorted({key for _, key in keys})),)).fetchall()
-        outside = sorted({rid for _, rid in members} - {r[0] for r in rows})
-        query = "SELECT id, path, seq, feature FROM rec WHERE id IN {}"
-        others = _fetch(db, query, outside)
-        query = "SELECT word, n FROM df WHERE word IN (SELECT word FROM word WHERE id IN {})"
-        counts = _fetch(db, query, [r[0] for r in rows] + outside)
-        return Group(rows, keys, members, others, counts)
-
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
         """The related lists of one file's records, by id."""
         rows = self._db.execute("SELECT id, related FROM rec WHERE path = ?", (path,))
@@ -341,15 +395,32 @@ class Group:
 
 
 Updates = list[tuple[str, str, str]]  # (list, id, path) of each record whose list changed
-Run = Callable[[Callable[[bytes], Updates], Iterable[bytes]], Iterable[Updates]]
+Job = tuple[str, list[str]] | bytes  # a copy's path and a group's files, or a packed Group
+Run = Callable[[Callable[[Job], Updates], Iterable[Job]], Iterable[Updates]]
+_copy_open: tuple[str, sqlite3.Connection] | None = None  # in a worker: the copy it reads
 
 
-def rank_packed(packed: bytes) -> Updates:
-    """rank_group over a group as `ranked` sends it, pickled: a group on its way to a
-    worker is held as these bytes, a few times smaller than its objects."""
-    group = pickle.loads(packed)
-    assert isinstance(group, Group)
-    return rank_group(group)
+def rank_job(job: Job) -> Updates:
+    """rank_group over a group as `ranked` sends it: pickled (a group on its way to a
+    worker is held as bytes, a few times smaller than its objects), or named by its
+    files, for the worker to read from the tables' copy."""
+    global _copy_open
+    if isinstance(job, bytes):
+        group = pickle.loads(job)
+        assert isinstance(group, Group)
+        return rank_group(group)
+    path, paths = job
+    if _copy_open is None or _copy_open[0] != path:
+        if _copy_open is not None:
+            _copy_open[1].close()
+        # read-only, and never changed while open: no locks, no journal
+        copy = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
+        _copy_open = (path, copy)
+    return rank_group(read_group(_copy_open[1], paths))
+
+
+def _pack(group: Group) -> bytes:
+    return pickle.dumps(group, pickle.HIGHEST_PROTOCOL)
 
 
 def rank_group(group: Group) -> Updates:
@@ -431,6 +502,26 @@ def _score(a: _Entry, b: _Entry) -> float:
                 dot += weight * other
         score += 6 * dot
     return score
+
+
+def read_group(db: sqlite3.Connection, paths: list[str]) -> Group:
+    """What ranking the marked records of a few files reads of the tables."""
+    query = "SELECT id, path, seq, feature, related, dirty FROM rec WHERE path IN {}"
+    rows = _fetch(db, query, paths)
+    keys = _fetch(db, "SELECT id, key FROM post WHERE id IN {}", [r[0] for r in rows if r[5]])
+    # a key's postings counted only up to one past _COMMON: a common word's are many
+    query = (
+        "SELECT key, id FROM post WHERE key IN (SELECT k.value FROM json_each(?) k WHERE "
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM post q WHERE q.key = k.value "
+        f"LIMIT {_COMMON + 1})) <= {_COMMON})"
+    )
+    members = db.execute(query, (json.dumps(sorted({key for _, key in keys})),)).fetchall()
+    outside = sorted({rid for _, rid in members} - {r[0] for r in rows})
+    query = "SELECT id, path, seq, feature FROM rec WHERE id IN {}"
+    others = _fetch(db, query, outside)
+    query = "SELECT word, n FROM df WHERE word IN (SELECT word FROM word WHERE id IN {})"
+    counts = _fetch(db, query, [r[0] for r in rows] + outside)
+    return Group(rows, keys, members, others, counts)
 
 
 def _fetch(db: sqlite3.Connection, query: str, values: Sequence[str]) -> list[Any]:

@@ -268,6 +268,11 @@ class Scanner:
             )
             self._pool.submit(int).result()
 
+    @property
+    def pooled(self) -> bool:
+        """Whether `map` runs its work in other processes."""
+        return self._pool is not None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)

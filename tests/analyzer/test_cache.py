@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -82,30 +83,43 @@ def test_no_cache_leaves_nothing(basic_repo: Path, _private_cache: Path) -> None
     assert not (_private_cache / "results.sqlite").exists()
 
 
+@pytest.mark.parametrize("copied", [True, False])
 def test_pool_and_in_process_give_the_same_records(
-    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copied: bool
 ) -> None:
     """Related errors too: ranked in the pool, a few records at a time, while the main
-    process links."""
+    process links; the workers read the groups from a copy of the tables (which is
+    gone afterwards), or (`copied` False, as where few records are to rank) the main
+    process reads and sends them."""
     serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
     monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
     monkeypatch.setattr(scan, "_BATCH_FILES", 2)
     monkeypatch.setattr(related, "_GROUP", 2)
-    pooled_work: list[object] = []
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    if not copied:
+        monkeypatch.setattr(related.Ranking, "_mostly_marked", lambda _self: False)
+    pooled_jobs: list[type] = []
     real_map = scan.Scanner.map
 
     def counting_map(self: scan.Scanner, work: Any, items: Any) -> Any:
-        for result in real_map(self, work, items):
-            if self._pool is not None:
-                pooled_work.append(work)
-            yield result
+        def noted(items: Any) -> Any:
+            for item in items:
+                if self.pooled and work is related.rank_job:
+                    pooled_jobs.append(type(item))
+                yield item
+
+        yield from real_map(self, work, noted(items))
 
     monkeypatch.setattr(scan.Scanner, "map", counting_map)
     pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
     assert pooled.records == serial.records
     assert pooled.file_errors == serial.file_errors
-    assert pooled_work.count(related.rank_packed) > 1
+    assert len(pooled_jobs) > 1
+    assert set(pooled_jobs) == ({tuple} if copied else {bytes})
     assert any(record.related for record in pooled.records)
+    assert not any(scratch.iterdir())
 
 
 @pytest.mark.parametrize("workers_can_write", [True, False])
