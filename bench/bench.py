@@ -13,8 +13,9 @@ and the median counts, as timings on a shared machine vary by tens of percent.
 Prints seconds, the ratio to the baseline, peak RSS (the largest of the process and
 its children: pool workers and git), and the targets of issue 5; checks that the
 incremental output equals a cold scan's of the same commit. Then, for repositories of
-copies of the corpus's files (--synthetic sizes), the same baseline and cold scan, and
-how time per MB and peak RSS grow from each size to the next.
+copies of the corpus's files (--synthetic sizes), the same baseline and cold scan, their
+peak RSS against the per-file maximum (a cold scan of many copies of the corpus's
+largest files), and how time per MB and peak RSS grow from each size to the next.
 """
 
 from __future__ import annotations
@@ -82,6 +83,25 @@ def build_synthetic(corpus: Path, count: int, root: Path) -> Path:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "synthetic")
+    return repo
+
+
+def build_largest(corpus: Path, root: Path, files: int = 8, copies: int = 32) -> Path:
+    """`copies` copies of each of the corpus's `files` largest files, largest first: what
+    scanning them takes is the per-file maximum, as a repository holding its largest
+    files many times (the synthetic ones do) meets it."""
+    sources = [path for path in corpus.rglob("*.py") if ".git" not in path.parts]
+    largest = sorted(sources, key=lambda path: (-path.stat().st_size, path))[:files]
+    repo = root / "largest"
+    repo.mkdir()
+    for i, source in enumerate(largest):
+        for copy in range(copies):
+            target = repo / f"big{i}" / f"c{copy:02d}_{source.name}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f"# copy {copy}\n".encode() + source.read_bytes())
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "largest")
     return repo
 
 
@@ -216,6 +236,17 @@ def main() -> int:
         print(f"  warm <= 0.10x: {warm['seconds'] / b <= 0.10}")
         print(f"  incremental <= 0.15x: {incr['seconds'] / b <= 0.15}")
         print(f"  peak RSS <= 400 MB: {peak <= 400}")
+        # the per-file maximum: what the largest files take when each comes many times
+        largest = build_largest(corpus, tmp)
+        most = median_run(
+            [errscan_run(largest, tmp / f"cache-largest{i}", tmp / "l.jsonl", options.jobs)
+             for i in reps]
+        )  # fmt: skip
+        print(
+            f"per-file maximum: {len(scanned_paths(largest))} copies of the corpus's 8 largest"
+            f" files, cold: peak RSS {most['rss_kb'] / 1024:.1f} MB (main"
+            f" {most['main_kb'] / 1024:.1f}, child {most['workers_kb'] / 1024:.1f})"
+        )
         # (files, bytes, baseline, cold) of the corpus, then of each synthetic repository
         sizes: list[tuple[int, int, dict[str, float], dict[str, float]]] = [
             (len(paths), size, base, cold)
@@ -237,6 +268,8 @@ def main() -> int:
             sb = sbase["seconds"]
             print(row("baseline ast.parse + walk (1 proc)", sb, sb, sbase["rss_kb"]))
             print(row("errscan cold (empty cache)", scold["seconds"], sb, scold["rss_kb"], scold))
+            beyond = (scold["rss_kb"] - most["rss_kb"]) / 1024
+            print(f"  peak RSS beyond the per-file maximum: {beyond:+.1f} MB")
             sizes.append((len(spaths), ssize, sbase, scold))
             shutil.rmtree(synthetic)
         for (n0, b0, base0, cold0), (n1, b1, base1, cold1) in itertools.pairwise(sizes):
