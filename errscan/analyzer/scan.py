@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 _BATCH_BYTES = 256 * 1024  # files go to a worker in batches of about this much source
 _BATCH_FILES = 32
+_WORKER_BATCHES = 256  # batches the pool's workers take before fresh ones replace them
 _POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
 _CHUNK = 256  # entries whose stored names or features are read back at once
 _SITES_CHUNK = 16  # entries whose stored sites are read back at once (10-30 KB each)
@@ -256,17 +257,21 @@ class Scanner:
         self.timeout = timeout
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
+        self._store = store
         if jobs > 1:
-            # imported here: a warm rescan never needs a pool, nor the import time
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            self._start()
 
-            # fork is cheap, and safe here: the pool starts before any thread of ours does
-            context = multiprocessing.get_context("fork")
-            self._pool = ProcessPoolExecutor(
-                jobs, mp_context=context, initializer=_worker_init, initargs=(store,)
-            )
-            self._pool.submit(int).result()
+    def _start(self) -> None:
+        # imported here: a warm rescan never needs a pool, nor the import time
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork is cheap, and safe here: the pool starts before any thread of ours does
+        context = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(
+            self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)
+        )
+        self._pool.submit(int).result()
 
     @property
     def pooled(self) -> bool:
@@ -308,7 +313,15 @@ class Scanner:
                 yield _without_data(source_file), data
             return
         pending: deque[tuple[list[SourceFile], Future[list[Scanned]]]] = deque()
-        for batch in _batches(files):
+        for done, batch in enumerate(_batches(files), 1):
+            if done % _WORKER_BATCHES == 0:
+                # fresh workers: a worker's allocator keeps the holes of every file it
+                # parsed, and its memory would creep up with the repository's size
+                while pending:
+                    yield from _drain(pending.popleft())
+                self._pool.shutdown(wait=True)
+                self._start()
+            assert self._pool is not None
             work = [(f.path, f.sha, f.data) for f in batch]
             pending.append(
                 (

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+import pytest
+
 import errscan
 from errscan.analyzer import cache, scan
 
@@ -27,3 +29,28 @@ def test_scanning_leaves_no_reference_cycles() -> None:
         gc.enable()
     assert sites > 50
     assert left == 0
+
+
+def test_fresh_workers_replace_the_pools_every_few_batches(
+    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's allocator keeps the holes of the files it parsed: after a number of
+    batches, new workers take over, and the scan gives what one process gives."""
+    serial = errscan.extract(str(basic_repo), jobs=1, use_cache=False)
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scan, "_BATCH_FILES", 1)
+    monkeypatch.setattr(scan, "_WORKER_BATCHES", 2)
+    workers: list[set[int]] = []  # each pool's
+    real = scan.Scanner._start
+
+    def noting(self: scan.Scanner) -> None:
+        real(self)
+        workers.append(set(self._pool._processes))  # type: ignore[union-attr]
+
+    monkeypatch.setattr(scan.Scanner, "_start", noting)
+    pooled = errscan.extract(str(basic_repo), jobs=2, use_cache=False)
+    assert pooled.records == serial.records
+    assert pooled.file_errors == serial.file_errors
+    assert serial.stats.files >= 6
+    assert len(workers) >= 3  # the first pool, then one every two files
+    assert len(set().union(*workers)) == 2 * len(workers)  # each pool's processes new
