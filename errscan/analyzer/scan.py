@@ -266,7 +266,8 @@ class Scanner:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork is cheap, and safe here: the pool starts before any thread of ours does
+        # fork is cheap, and safe here: no thread of ours runs when a pool starts (a
+        # replaced pool's threads have ended with its shutdown)
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(
             self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)
