@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -73,17 +74,12 @@ def build_synthetic(corpus: Path, count: int, root: Path) -> Path:
     """`count` files copied round-robin from the corpus, each made a distinct blob."""
     sources = sorted(corpus.rglob("*.py"))
     sources = [path for path in sources if ".git" not in path.parts]
-    repo = root / "synthetic"
-    repo.mkdir()
-    for i in range(count):
-        source = sources[i % len(sources)]
-        target = repo / f"pkg{i // 500:03d}" / f"m{i:05d}_{source.name}"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(f"# synthetic copy {i}\n".encode() + source.read_bytes())
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "synthetic")
-    return repo
+    picked = ((i, sources[i % len(sources)]) for i in range(count))
+    copies = (
+        (f"pkg{i // 500:03d}/m{i:05d}_{source.name}", f"# synthetic copy {i}", source)
+        for i, source in picked
+    )
+    return _commit_copies(root / "synthetic", copies)
 
 
 def build_largest(corpus: Path, root: Path, files: int = 8, copies: int = 32) -> Path:
@@ -92,16 +88,24 @@ def build_largest(corpus: Path, root: Path, files: int = 8, copies: int = 32) ->
     files many times (the synthetic ones do) meets it."""
     sources = [path for path in corpus.rglob("*.py") if ".git" not in path.parts]
     largest = sorted(sources, key=lambda path: (-path.stat().st_size, path))[:files]
-    repo = root / "largest"
+    made = (
+        (f"big{i}/c{copy:02d}_{source.name}", f"# copy {copy}", source)
+        for i, source in enumerate(largest)
+        for copy in range(copies)
+    )
+    return _commit_copies(root / "largest", made)
+
+
+def _commit_copies(repo: Path, copies: Iterable[tuple[str, str, Path]]) -> Path:
+    """A new repository of (path, first line, source) copies, each a distinct blob."""
     repo.mkdir()
-    for i, source in enumerate(largest):
-        for copy in range(copies):
-            target = repo / f"big{i}" / f"c{copy:02d}_{source.name}"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(f"# copy {copy}\n".encode() + source.read_bytes())
+    for name, header, source in copies:
+        target = repo / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f"{header}\n".encode() + source.read_bytes())
     git(repo, "init", "-q")
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "largest")
+    git(repo, "commit", "-q", "-m", repo.name)
     return repo
 
 

@@ -84,7 +84,7 @@ class Listing:
         )
         self._count = 0
         self.db.execute("BEGIN")
-        for chunk in _chunks(entries, _PAGE * 4):
+        for chunk in chunks(entries, _PAGE * 4):
             self.db.executemany("INSERT INTO file (path, sha, size) VALUES (?, ?, ?)", chunk)
             self._count += len(chunk)
         self.db.execute("COMMIT")
@@ -94,17 +94,18 @@ class Listing:
 
     def __iter__(self) -> Iterator[BlobEntry]:
         """The entries by path, a page at a time: other queries may run between items."""
-        for path, sha, size in self._pages("path, sha, size", "1"):
+        for path, sha, size in self._pages("path, sha, size"):
             yield BlobEntry(path, sha, size)
 
     def paths(self) -> Iterator[str]:
-        for (path,) in self._pages("path", "1"):
+        for (path,) in self._pages("path"):
             yield path
 
-    def _pages(self, columns: str, where: str) -> Iterator[tuple[Any, ...]]:
+    def _pages(self, columns: str) -> Iterator[tuple[Any, ...]]:
+        """Rows by path, `columns` starting with the path, a page read whole at a time."""
         last = ""
         while rows := self.db.execute(
-            f"SELECT {columns} FROM file WHERE path > ? AND {where} ORDER BY path LIMIT ?",
+            f"SELECT {columns} FROM file WHERE path > ? ORDER BY path LIMIT ?",
             (last, _PAGE),
         ).fetchall():
             last = rows[-1][0]
@@ -133,7 +134,8 @@ class Listing:
         self.db.close()
 
 
-def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    """The items in lists of `size` (the last one shorter)."""
     it = iter(items)
     while chunk := list(itertools.islice(it, size)):
         yield chunk
@@ -201,9 +203,9 @@ def read_files(repo: git.Repo, entries: Iterable[BlobEntry]) -> Iterator[SourceF
             pending.append(entry)
             with _asking(entry):
                 stdin.write(entry.sha.encode("ascii") + b"\n")
-                if len(pending) >= _AHEAD:
-                    stdin.flush()
             if len(pending) >= _AHEAD:
+                with _asking(entry):
+                    stdin.flush()
                 while len(pending) > _AHEAD // 2:
                     yield _read_blob(stdout, pending.popleft())
         with _asking(None):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,20 +30,19 @@ _FACTS_CACHED = 32  # files whose imports and classes are kept decoded at once
 _REMEMBERED = 512  # answers kept, of each kind (more only holds memory: hits are local)
 
 
-def module_names(paths: Iterable[str], is_package: Callable[[str], bool]) -> Iterator[str]:
-    """Each file's importable module name, in order: packages are folders with an
-    __init__.py (`is_package` says which)."""
-    for path in paths:
-        parts = path.rsplit(".", 1)[0].split("/")
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        folders = path.split("/")[:-1]
-        # the package root: climb while the folder is a package
-        top = len(folders)
-        while top > 0 and is_package("/".join(folders[:top])):
-            top -= 1
-        # a top-level __init__.py: the package is the unnamed repository folder itself
-        yield ".".join(parts[top:]) or (parts[-1] if parts else "__init__")
+def module_name(path: str, is_package: Callable[[str], bool]) -> str:
+    """A file's importable module name: packages are folders with an __init__.py
+    (`is_package` says which)."""
+    parts = path.rsplit(".", 1)[0].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    folders = path.split("/")[:-1]
+    # the package root: climb while the folder is a package
+    top = len(folders)
+    while top > 0 and is_package("/".join(folders[:top])):
+        top -= 1
+    # a top-level __init__.py: the package is the unnamed repository folder itself
+    return ".".join(parts[top:]) or (parts[-1] if parts else "__init__")
 
 
 class Modules(Protocol):
@@ -64,9 +62,7 @@ class HeldModules:
     def __init__(self, paths: Iterable[str]) -> None:
         ordered = sorted(set(paths))
         packages = {path.rsplit("/", 1)[0] for path in ordered if _is_package_init(path)}
-        self._modules = dict(
-            zip(ordered, module_names(ordered, packages.__contains__), strict=True)
-        )
+        self._modules = {path: module_name(path, packages.__contains__) for path in ordered}
         self._files: dict[str, str] = {}
         for path in sorted(ordered, key=lambda p: (p.endswith(".pyi"), p)):
             self._files.setdefault(self._modules[path], path)
@@ -90,11 +86,12 @@ class ModuleTable:
             "stub INTEGER NOT NULL) WITHOUT ROWID"
         )
         db.execute("BEGIN")
-        paths, names = itertools.tee(listing.paths())
-        rows = zip(paths, module_names(names, self._is_package), strict=True)
         db.executemany(
             "INSERT INTO module VALUES (?, ?, ?)",
-            ((path, name, path.endswith(".pyi")) for path, name in rows),
+            (
+                (path, module_name(path, self._is_package), path.endswith(".pyi"))
+                for path in listing.paths()
+            ),
         )
         db.execute("COMMIT")
         db.execute("CREATE INDEX module_name ON module (name, stub, path)")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import signal
 import sqlite3
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from errscan.analyzer import cache, link
-from errscan.analyzer.files import BlobEntry, Listing, SourceFile
+from errscan.analyzer.files import BlobEntry, Listing, SourceFile, chunks
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
@@ -58,7 +57,7 @@ def prepare(
     pool."""
     todo = 0
     size = 0
-    for chunk in _chunks(listing, _CHUNK):
+    for chunk in chunks(listing, _CHUNK):
         found = results.get_many([entry.sha for entry in chunk], column="names")
         picked = []
         for entry in chunk:
@@ -105,7 +104,7 @@ def features(
 ) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
     """Each file's sites as (id, ranking features), read from the cache, for related errors
     (every file, those without sites too)."""
-    for chunk in _chunks(entries, _CHUNK):
+    for chunk in chunks(entries, _CHUNK):
         stored = results.get_many([entry.sha for entry in chunk], column="features")
         for entry in chunk:
             decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
@@ -123,7 +122,7 @@ def stored(
 ) -> Iterator[FileResult]:
     """Second pass: each file's result in path order, read back a chunk at a time, so
     memory holds one chunk whatever the repository's size."""
-    for chunk in _chunks(entries, _SITES_CHUNK):
+    for chunk in chunks(entries, _SITES_CHUNK):
         found = results.get_many([entry.sha for entry in chunk])
         for entry in chunk:
             result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
@@ -131,12 +130,6 @@ def stored(
                 source_file = next(read([entry]))
                 result = scan_file(entry.path, source_file.data, radius, timeout)
             yield result
-
-
-def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
-    it = iter(items)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
 
 
 _LFS_POINTER = b"version https://git-lfs.github.com/spec/"
