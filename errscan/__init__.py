@@ -95,7 +95,7 @@ class Scan:
         self.repo = commit.repo
         self.commit = commit.sha
         self.files = len(entries)
-        self.file_errors: list[FileError] = []
+        self.file_errors: list[FileError] = list(entries.refused)
         self.sites = 0
         self.use_cache = opts.use_cache
         self.cache_root = opts.cache_root
@@ -145,9 +145,8 @@ class Scan:
         if self._iterated:
             raise RuntimeError("a Scan's records can be iterated once; call scan() again")
         self._iterated = True
-        handle = repo.open_repo(self._source.git_dir)
         opts = self._opts
-        read = functools.partial(files.read_files, handle)
+        read = functools.partial(files.read_files, self._source.git())
         with (
             contextlib.closing(self._entries) as entries,
             _result_store(opts) as results,
@@ -318,9 +317,8 @@ def scan(
         raise InputError(f"context must be 0 or more lines, not {context}")
     cache_root = _cache_root(cache_dir)
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
-    handle = repo.open_repo(commit.git_dir)
     wanted = files.Filters(include_tests, tuple(include), tuple(exclude))
-    entries = files.list_files(handle, commit.sha, wanted)
+    entries = files.list_files(commit.git(), commit.sha, wanted)
     opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started)
     return Scan(commit, entries, opts)
 

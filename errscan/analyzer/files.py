@@ -5,16 +5,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import sqlite3
-import subprocess
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import IO, Any, TypeVar
 
-import git
-
+from errscan.analyzer.gitcmd import Git
 from errscan.errors import InputError
+from errscan.models import FileError
 
 _T = TypeVar("_T")
 _SUFFIXES = (".py", ".pyi")
@@ -83,6 +83,8 @@ class Listing:
             "size INTEGER NOT NULL, marked INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
         )
         self._count = 0
+        self.refused: list[FileError] = []  # files of the commit not read (list_files)
+        self.commit = ""  # the commit listed (list_files)
         self.db.execute("BEGIN")
         for chunk in chunks(entries, _PAGE * 4):
             self.db.executemany("INSERT INTO file (path, sha, size) VALUES (?, ?, ?)", chunk)
@@ -118,6 +120,10 @@ class Listing:
             raise KeyError(path)
         return str(found[0])
 
+    def resize(self, sizes: Iterable[tuple[str, int]]) -> None:
+        """Set the sizes of the files named (a listing made without them)."""
+        self.db.executemany("UPDATE file SET size = ? WHERE path = ?", ((n, p) for p, n in sizes))
+
     def mark(self, paths: Iterable[str]) -> None:
         self.db.executemany("UPDATE file SET marked = 1 WHERE path = ?", ((p,) for p in paths))
 
@@ -145,18 +151,62 @@ def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
 class SourceFile:
     path: str
     sha: str
-    data: bytes
+    data: bytes | None  # None: git does not have the blob (a partial clone, say)
 
 
-def list_files(repo: git.Repo, commit: str, filters: Filters) -> Listing:
+def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
     """Regular-file blobs at `commit` that `filters` wants, sorted by path."""
-    proc = repo.git.ls_tree("-r", "-z", "-l", "--full-tree", commit, as_process=True)
     try:
-        listing = Listing(_wanted(_records(proc.proc.stdout), filters))
-        proc.wait()
-    except git.GitCommandError as exc:
-        raise InputError(f"cannot list files of {commit}: {exc.stderr.strip()}") from exc
+        return _ls_tree(repo, commit, filters, sized=True)
+    except InputError as first:
+        # `-l` reads every blob's size, and a partial clone lacks some blobs (never
+        # fetched): list the tree alone, then ask for the sizes git has
+        try:
+            listing = _ls_tree(repo, commit, filters, sized=False)
+        except InputError:
+            raise first from None
+    listing.resize(_sizes(repo, listing))
     return listing
+
+
+def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
+    refused: list[FileError] = []
+    with tempfile.TemporaryFile() as errors:
+        args = ("ls-tree", "-r", "-z", *(["-l"] if sized else []), "--full-tree")
+        proc = repo.popen(*args, "--end-of-options", commit, stderr=errors)
+        assert proc.stdout is not None
+        try:
+            listing = Listing(_wanted(_records(proc.stdout), filters, refused))
+        finally:
+            proc.stdout.close()
+            status = proc.wait()
+        if status != 0:
+            listing.close()
+            errors.seek(0)
+            said = " ".join(errors.read(4096).decode("utf-8", "replace").split())
+            raise InputError(f"cannot list files of {commit}: {said or f'exit code {status}'}")
+    listing.refused = refused
+    listing.commit = commit
+    return listing
+
+
+def _sizes(repo: Git, listing: Listing) -> Iterator[tuple[str, int]]:
+    """(path, size) of every listed blob, -1 for those git does not have (a partial
+    clone's), from `rev-list --missing=print` and one `cat-file --batch-check`: both
+    report a missing blob rather than fetch it, or die, as `cat-file --batch` would."""
+    walked = repo.run("rev-list", "--objects", "--missing=print", "--no-walk", listing.commit)
+    missing = {line[1:].strip() for line in walked.splitlines() if line.startswith("?")}
+    entries = [entry for entry in listing if entry.sha not in missing]
+    asked = "".join(f"{entry.sha}\n" for entry in entries).encode("ascii")
+    proc = repo.popen("cat-file", "--batch-check", stdin=True)
+    answer, _ = proc.communicate(asked)
+    for entry, line in zip(entries, answer.splitlines(), strict=False):
+        sha, _, size = line.decode("ascii", "replace").partition(" blob ")
+        if sha == entry.sha and size.isdigit():
+            yield entry.path, int(size)
+    for entry in listing:
+        if entry.sha in missing:
+            yield entry.path, -1
 
 
 def _records(stream: IO[bytes]) -> Iterator[bytes]:
@@ -169,21 +219,47 @@ def _records(stream: IO[bytes]) -> Iterator[bytes]:
         yield from records
 
 
-def _wanted(records: Iterable[bytes], filters: Filters) -> Iterator[tuple[str, str, int]]:
-    """The wanted blobs among `git ls-tree -r -z -l` records, in their (path) order."""
+def _wanted(
+    records: Iterable[bytes], filters: Filters, refused: list[FileError]
+) -> Iterator[tuple[str, str, int]]:
+    """The wanted blobs among `git ls-tree -r -z -l` records, in their (path) order.
+
+    A wanted file whose name is not UTF-8, or that names `.` or `..` (git refuses to
+    check such a tree out; a crafted one holds it), is not read: it goes to `refused`.
+    """
     for record in records:
         meta, tab, raw_path = record.partition(b"\t")
         if not tab:
             continue
-        mode, kind, sha, size = meta.split()
+        mode, kind, sha, *size = meta.split()  # no size without `ls-tree -l`
         if kind != b"blob" or mode not in _BLOB_MODES:
             continue
         path = raw_path.decode("utf-8", "backslashreplace")
-        if filters.wants(path):
-            yield path, sha.decode("ascii"), int(size)
+        if not filters.wants(path):
+            continue
+        reason = _unsafe_name(raw_path, path)
+        if reason is not None:
+            if len(refused) < _MAX_REFUSED:
+                refused.append(FileError(path, reason))
+            continue
+        yield path, sha.decode("ascii"), int(size[0]) if size else 0
 
 
-def read_files(repo: git.Repo, entries: Iterable[BlobEntry]) -> Iterator[SourceFile]:
+_MAX_REFUSED = 1000  # refused names reported, at most: a crafted tree can hold millions
+
+
+def _unsafe_name(raw: bytes, path: str) -> str | None:
+    """Why a file's name is not taken as a path of the repository, or None."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "file name is not UTF-8: not read"
+    if any(part in ("", ".", "..", ".git") for part in path.split("/")):
+        return "file name leaves the repository (an empty, `.`, `..` or `.git` part): not read"
+    return None
+
+
+def read_files(repo: Git, entries: Iterable[BlobEntry]) -> Iterator[SourceFile]:
     """The blobs' contents in order, from one `git cat-file --batch` process.
 
     `entries` is iterated once, in the caller's thread, a few dozen ahead of the blob
@@ -195,14 +271,16 @@ def read_files(repo: git.Repo, entries: Iterable[BlobEntry]) -> Iterator[SourceF
     first = next(it, None)
     if first is None:
         return
-    proc = repo.git.cat_file("--batch", as_process=True, istream=subprocess.PIPE)
-    stdin: IO[bytes] = proc.proc.stdin
-    stdout: IO[bytes] = proc.proc.stdout
+    proc = repo.popen("cat-file", "--batch", stdin=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin: IO[bytes] = proc.stdin
+    stdout: IO[bytes] = proc.stdout
     try:
         for entry in itertools.chain([first], it):
             pending.append(entry)
-            with _asking(entry):
-                stdin.write(entry.sha.encode("ascii") + b"\n")
+            if entry.size >= 0:  # else not in the repository: never asked of git
+                with _asking(entry):
+                    stdin.write(entry.sha.encode("ascii") + b"\n")
             if len(pending) >= _AHEAD:
                 with _asking(entry):
                     stdin.flush()
@@ -213,8 +291,11 @@ def read_files(repo: git.Repo, entries: Iterable[BlobEntry]) -> Iterator[SourceF
         while pending:
             yield _read_blob(stdout, pending.popleft())
     finally:
-        proc.proc.kill()
-        proc.proc.wait()
+        proc.kill()
+        proc.wait()
+        with contextlib.suppress(OSError):  # requests left unsent: git is gone
+            stdin.close()
+        stdout.close()
 
 
 @contextlib.contextmanager
@@ -228,7 +309,11 @@ def _asking(entry: BlobEntry | None) -> Iterator[None]:
 
 
 def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
+    if entry.size < 0:
+        return SourceFile(entry.path, entry.sha, None)  # a partial clone's: never fetched
     header = stdout.readline().split()
+    if header == [entry.sha.encode("ascii"), b"missing"]:
+        return SourceFile(entry.path, entry.sha, None)
     if len(header) != 3:
         raise InputError(f"cannot read {entry.path} ({entry.sha}) from git")
     size = int(header[2])

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import fcntl
 import hashlib
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-import git
-
+from errscan.analyzer.gitcmd import Git, GitError, discover
 from errscan.errors import InputError
 
 # GitHub owners are letters, digits and inner hyphens; names may hold dots and underscores too.
@@ -26,15 +25,6 @@ _GITHUB_URL = re.compile(
 )
 _SCP_LIKE = re.compile(r"[A-Za-z0-9_.+-]+@[A-Za-z0-9_.-]+:")
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
-
-# Settings every git command of errscan runs with, whatever the user's or the repository's
-# configuration: no prompt, no transport that runs commands, no hang on a stalled server.
-_GIT_CONFIG = {
-    "protocol.ext.allow": "never",
-    "http.lowSpeedLimit": "1000",
-    "http.lowSpeedTime": "60",
-    "core.fsmonitor": "false",
-}
 
 
 @dataclass(frozen=True)
@@ -53,6 +43,11 @@ class Commit:
     sha: str
     repo: str
     web: str | None  # https://github.com/OWNER/NAME for pinned links, else None
+    scanned_in_place: bool = False  # a local repository, whose configuration is untrusted
+
+    def git(self) -> Git:
+        """Git commands on the repository holding the commit."""
+        return Git(self.git_dir, scanned=self.scanned_in_place)
 
     def url(self, path: str, line: int) -> str | None:
         if self.web is None:
@@ -110,7 +105,7 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
         if sha is None:
             raise InputError(f"unknown revision {target.rev or 'HEAD'!r} in {target.repo}")
         shown, web = (target.repo, None) if name is None else display_name(name)
-        return Commit(str(repo.git_dir), sha, shown, web)
+        return Commit(repo.git_dir, sha, shown, web, scanned_in_place=True)
     url = _remote_url(target.repo)
     if target.rev is None:
         raise InputError(f"a remote repository needs a revision: {target.repo}@REV")
@@ -138,40 +133,19 @@ def _remote_url(repo: str) -> str:
     return repo
 
 
-def _git_env() -> dict[str, str]:
-    env = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
-    env.setdefault("GIT_SSH_COMMAND", os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"))
-    env["GIT_CONFIG_COUNT"] = str(len(_GIT_CONFIG))
-    for i, (key, value) in enumerate(_GIT_CONFIG.items()):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    return env
+def _open_local(path: Path) -> Git:
+    if not path.is_dir():
+        raise InputError(f"not a git repository: {path}")
+    git_dir = discover(str(path))
+    if git_dir is None:
+        raise InputError(f"not a git repository: {path}")
+    return Git(git_dir, scanned=True)
 
 
-def open_repo(git_dir: str) -> git.Repo:
-    """A GitPython handle whose commands never prompt; for stages after this one."""
-    repo = git.Repo(git_dir)
-    repo.git.update_environment(**_git_env())
-    return repo
-
-
-def _open_local(path: Path) -> git.Repo:
+def _rev_parse(repo: Git, rev: str) -> str | None:
     try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except git.NoSuchPathError as exc:
-        raise InputError(f"path not found: {path}") from exc
-    except git.InvalidGitRepositoryError as exc:
-        raise InputError(f"not a git repository: {path}") from exc
-    repo.git.update_environment(**_git_env())
-    return repo
-
-
-def _rev_parse(repo: git.Repo, rev: str) -> str | None:
-    try:
-        out: str = repo.git.rev_parse(
-            "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
-        )
-    except git.GitCommandError:
+        out = repo.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    except GitError:
         return None
     return out.strip() or None
 
@@ -195,19 +169,17 @@ def _locked(git_dir: Path) -> Iterator[None]:
         yield
 
 
-def _open_cache(git_dir: Path) -> git.Repo:
-    try:
-        if (git_dir / "HEAD").exists():
-            repo = git.Repo(git_dir)
-        else:
-            repo = git.Repo.init(git_dir, bare=True)
-    except (OSError, git.GitCommandError, git.InvalidGitRepositoryError) as exc:
-        raise InputError(f"cannot create cached clone {git_dir}: {exc}") from exc
-    repo.git.update_environment(**_git_env())
+def _open_cache(git_dir: Path) -> Git:
+    repo = Git(str(git_dir), scanned=False)
+    if not (git_dir / "HEAD").exists():
+        try:
+            repo.run("init", "--quiet", "--bare")
+        except GitError as exc:
+            raise InputError(f"cannot create cached clone {git_dir}: {exc.reason}") from exc
     return repo
 
 
-def _fetch(repo: git.Repo, url: str, rev: str) -> str:
+def _fetch(repo: Git, url: str, rev: str) -> str:
     """The sha `rev` names at `url`, fetched with depth 1 unless already present."""
     if _HEX.fullmatch(rev):
         sha = _rev_parse(repo, rev)
@@ -231,9 +203,9 @@ def _fetch(repo: git.Repo, url: str, rev: str) -> str:
     raise InputError(f"unknown revision {rev!r} in {url}")
 
 
-def _ls_remote(repo: git.Repo, url: str, rev: str) -> list[str]:
+def _ls_remote(repo: Git, url: str, rev: str) -> list[str]:
     """Shas of the branch or tag `rev` at `url`, branches first."""
-    out = _network(repo, "ls_remote", "--", url, rev)
+    out = _network(repo, "ls-remote", "--", url, rev)
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -242,7 +214,7 @@ def _ls_remote(repo: git.Repo, url: str, rev: str) -> list[str]:
     return [found[ref] for ref in order if ref in found]
 
 
-def _try_fetch(repo: git.Repo, url: str, sha: str) -> str | None:
+def _try_fetch(repo: Git, url: str, sha: str) -> str | None:
     """The commit `sha` names (a tag peeled), fetched by sha with depth 1, if the server allows."""
     try:
         _run_fetch(repo, url, f"+{sha}:refs/errscan/objects/{sha}", depth=True)
@@ -251,32 +223,44 @@ def _try_fetch(repo: git.Repo, url: str, sha: str) -> str | None:
     return _rev_parse(repo, sha)
 
 
-def _run_fetch(repo: git.Repo, url: str, *refspecs: str, depth: bool = False) -> None:
+def _run_fetch(repo: Git, url: str, *refspecs: str, depth: bool = False) -> None:
     options = ["--depth", "1"] if depth else []
-    if not depth and repo.git.rev_parse("--is-shallow-repository").strip() == "true":
+    if not depth and repo.run("rev-parse", "--is-shallow-repository").strip() == "true":
         options.append("--unshallow")
     _network(repo, "fetch", "--quiet", "--no-tags", *options, "--", url, *refspecs)
 
 
-def _network(repo: git.Repo, command: str, *args: str) -> str:
+def _network(repo: Git, command: str, *args: str) -> str:
     try:
-        out: str = getattr(repo.git, command)(*args, kill_after_timeout=600)
-    except git.GitCommandError as exc:
-        raise InputError(f"git {command.replace('_', '-')} failed: {_reason(exc)}") from exc
-    return out
-
-
-def _reason(exc: git.GitCommandError) -> str:
-    lines = [line.strip() for line in str(exc.stderr).splitlines() if line.strip()]
-    lines = [line.removeprefix("stderr: ").strip("'").strip() for line in lines]
-    text = " ".join(line for line in lines if line)
-    return text or f"exit code {exc.status}"
+        return repo.run(command, *args, timeout=600)
+    except GitError as exc:
+        raise InputError(f"git {command} failed: {exc.reason}") from exc
 
 
 def commit_date(commit: Commit) -> str | None:
-    """The commit's committer date in ISO 8601, or None where git cannot say."""
+    """The commit's committer date in ISO 8601 (as `%cI` prints it), or None where git
+    cannot say. Read with `cat-file`, plumbing that verifies no signature."""
     try:
-        date: str = open_repo(commit.git_dir).git.show("-s", "--format=%cI", commit.sha)
-    except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raw = commit.git().run("cat-file", "commit", commit.sha)
+    except (GitError, InputError):
         return None
-    return date.strip() or None
+    return _committer_date(raw)
+
+
+def _committer_date(raw: str) -> str | None:
+    """The date of the `committer` header of a raw commit object."""
+    for line in raw.split("\n"):
+        if not line:
+            break  # the headers end at the first empty line
+        if line.startswith("committer "):
+            match = re.search(r"> (\d+) ([+-])(\d\d)(\d\d)$", line)
+            if match is None:
+                return None
+            seconds, sign, hours, minutes = match.groups()
+            offset = datetime.timedelta(hours=int(hours), minutes=int(minutes))
+            zone = datetime.timezone(-offset if sign == "-" else offset)
+            try:
+                return datetime.datetime.fromtimestamp(int(seconds), zone).isoformat()
+            except (OverflowError, ValueError, OSError):
+                return None
+    return None

@@ -136,13 +136,17 @@ _LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 def scan_file(
-    path: str, data: bytes | str, radius: int, timeout: float | None = None
+    path: str, data: bytes | str | None, radius: int, timeout: float | None = None
 ) -> FileResult:
     """One file's sites, or the error that stopped it; never raises for bad input.
 
+    `data` None: git does not have the blob (a partial clone, never fetched from).
     `timeout`: seconds of work on the file before it becomes a (transient) file error.
     The limit interrupts Python code, such as the extractors, not the C parser itself.
     """
+    if data is None:
+        reason = "the blob is not in the repository (a partial clone?); not fetched"
+        return FileResult(path, error=FileError(path, reason, transient=True))
     if isinstance(data, bytes) and data.startswith(_LFS_POINTER):
         reason = "Git LFS pointer: the file's content is not in the repository"
         return FileResult(path, error=FileError(path, reason))
@@ -214,7 +218,7 @@ def _worker_init(store: tuple[str, str] | None) -> None:
 
 
 def _scan_batch(
-    batch: list[tuple[str, str, bytes]], radius: int, timeout: float | None
+    batch: list[tuple[str, str, bytes | None]], radius: int, timeout: float | None
 ) -> list[Scanned]:
     if _in_worker:
         gc.collect(0)
@@ -345,7 +349,7 @@ def _batches(files: Iterable[SourceFile]) -> Iterator[list[SourceFile]]:
     size = 0
     for source_file in files:
         batch.append(source_file)
-        size += len(source_file.data)
+        size += len(source_file.data or b"")
         if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
             yield batch
             batch, size = [], 0

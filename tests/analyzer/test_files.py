@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from git import Repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer import files
 from errscan.analyzer.files import BlobEntry, Filters, Listing, is_test, list_files
+from errscan.analyzer.gitcmd import Git
 from errscan.errors import InputError
 from tests.support import commit_all, git, write
 
@@ -165,7 +165,7 @@ def test_a_listing_read_in_chunks_misses_no_file(tmp_path: Path) -> None:
     for name in names:
         write(repo, name, f"x = {len(name)}\n")
     sha = commit_all(repo, "many")
-    listing = list_files(Repo(repo), sha, Filters(include_tests=True))
+    listing = list_files(_git(repo), sha, Filters(include_tests=True))
     staged = git(repo, "ls-files", "-s", "-z").split("\0")
     expected = sorted(
         (line.split("\t", 1)[1], line.split()[1]) for line in staged if line.endswith(".py")
@@ -180,7 +180,7 @@ def test_an_unknown_commit_is_an_input_error(tmp_path: Path) -> None:
     repo.mkdir()
     git(repo, "init", "-q")
     with pytest.raises(InputError, match=r"cannot list files of .*not a tree object"):
-        list_files(Repo(repo), "1" * 40, Filters())
+        list_files(_git(repo), "1" * 40, Filters())
 
 
 def test_blobs_are_read_in_order_a_few_requests_ahead(
@@ -196,7 +196,7 @@ def test_blobs_are_read_in_order_a_few_requests_ahead(
     for name, text in texts.items():
         write(repo, name, text)
     sha = commit_all(repo, "many")
-    listing = list_files(Repo(repo), sha, Filters())
+    listing = list_files(_git(repo), sha, Filters())
     taken = 0
 
     def lazily() -> Iterator[BlobEntry]:
@@ -206,21 +206,28 @@ def test_blobs_are_read_in_order_a_few_requests_ahead(
             yield entry
 
     read: list[tuple[str, str]] = []
-    for source_file in files.read_files(Repo(repo), lazily()):
+    for source_file in files.read_files(_git(repo), lazily()):
         assert taken - len(read) <= 4
-        read.append((source_file.path, source_file.data.decode()))
+        read.append((source_file.path, (source_file.data or b"").decode()))
     assert read == sorted(texts.items())
     listing.close()
 
 
-def test_a_blob_git_does_not_have_is_an_input_error(tmp_path: Path) -> None:
+def test_a_blob_git_does_not_have_is_read_as_missing(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
     write(repo, "a.py", "x = 1\n")
     sha = commit_all(repo, "one")
-    (entry,) = list_files(Repo(repo), sha, Filters())
+    (entry,) = list_files(_git(repo), sha, Filters())
     gone = BlobEntry("b.py", "1" * 40, 3)
-    with pytest.raises(InputError, match=r"cannot read b\.py \(1{40}\) from git"):
-        list(files.read_files(Repo(repo), [entry, gone]))
-    assert [f.path for f in files.read_files(Repo(repo), [entry, entry])] == ["a.py", "a.py"]
+    read = list(files.read_files(_git(repo), [entry, gone, entry]))
+    assert [(f.path, f.data) for f in read] == [
+        ("a.py", b"x = 1\n"),
+        ("b.py", None),
+        ("a.py", b"x = 1\n"),
+    ]
+
+
+def _git(repo: Path) -> Git:
+    return Git(str(repo / ".git"), scanned=True)

@@ -1,0 +1,178 @@
+"""The one way errscan runs git: an explicit --git-dir, a pinned environment and configuration.
+
+Every git command errscan runs goes through `Git.run` or `Git.popen`, so that nothing a
+scanned repository's configuration says can make git run a program, prompt, fetch or
+write. The commands, and what each could otherwise be made to run:
+
+    rev-parse --absolute-git-dir   (in the path given)  core.fsmonitor, include.path
+    rev-parse --verify REV^{commit}                     core.fsmonitor, replace refs
+    ls-tree -r -z -l --full-tree COMMIT                 replace refs, promisor remotes
+    cat-file --batch                                    promisor remotes (lazy fetch:
+                                                        remote.*.uploadpack, a pack written)
+    cat-file commit SHA  (the commit's date)            nothing; `git show` would run
+                                                        gpg.program (log.showSignature)
+    init --bare, ls-remote, fetch  (clone cache only)   core.sshCommand, credential.helper,
+                                                        core.askPass, hooks, auto gc
+
+The clone cache's repositories are errscan's own, so only the local repositories it
+scans in place have a configuration nobody vetted; the pins below hold for both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from typing import IO
+
+from errscan.errors import InputError
+
+# Configuration given on git's command line (GIT_CONFIG_COUNT) outranks every file,
+# include.path and includeIf among them: the settings that could run a program, prompt,
+# fetch or write, pinned to their harmless values.
+_PINNED = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,
+    "core.pager": "cat",
+    "log.showSignature": "false",
+    "gpg.program": "false",
+    "gpg.openpgp.program": "false",
+    "gpg.x509.program": "false",
+    "gpg.ssh.program": "false",
+    "protocol.ext.allow": "never",
+    "http.lowSpeedLimit": "1000",
+    "http.lowSpeedTime": "60",
+    "gc.auto": "0",
+    "maintenance.auto": "false",
+    "fetch.recurseSubmodules": "false",
+}
+# ... and for a repository scanned in place, which never talks to a server: no helper.
+_PINNED_SCANNED = {"credential.helper": ""}
+
+# Variables that would point git at other objects, another configuration or a program.
+_DROPPED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_SSH",
+    "GIT_PROXY_COMMAND",
+    "GIT_REPLACE_REF_BASE",
+)
+
+
+class GitError(Exception):
+    """A git command that failed: its exit code and what it said on stderr, on one line."""
+
+    def __init__(self, command: str, status: int, stderr: str) -> None:
+        lines = (line.strip().removeprefix("fatal: ") for line in stderr.splitlines())
+        self.reason = " ".join(line for line in lines if line) or f"exit code {status}"
+        super().__init__(f"git {command} failed: {self.reason}")
+        self.status = status
+
+
+def environment(scanned: bool, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git command: `base` (os.environ) less what could
+    redirect or run something, plus the pins."""
+    source = os.environ if base is None else base
+    env = {
+        key: value
+        for key, value in source.items()
+        if key not in _DROPPED and not key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    user_ssh = source.get("GIT_SSH_COMMAND", "").strip()
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GCM_INTERACTIVE="never",
+        GIT_ASKPASS="",  # set and empty: git asks no program, not even SSH_ASKPASS
+        SSH_ASKPASS_REQUIRE="never",
+        GIT_NO_LAZY_FETCH="1",
+        GIT_NO_REPLACE_OBJECTS="1",  # the commit's own blobs, never refs/replace/ stand-ins
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_PAGER="cat",
+        GIT_SSH_COMMAND=f"{user_ssh} -o BatchMode=yes" if user_ssh else "ssh -o BatchMode=yes",
+    )
+    pins = {**_PINNED, **(_PINNED_SCANNED if scanned else {})}
+    env["GIT_CONFIG_COUNT"] = str(len(pins))
+    for i, (key, value) in enumerate(pins.items()):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+class Git:
+    """git commands on one repository, named by its git directory.
+
+    `scanned`: a repository errscan reads in place (its configuration untrusted, and no
+    server ever asked), as opposed to a clone in errscan's cache.
+    """
+
+    def __init__(self, git_dir: str, *, scanned: bool) -> None:
+        self.git_dir = git_dir
+        self.scanned = scanned
+        self._env = environment(scanned)
+
+    def _argv(self, args: tuple[str, ...]) -> list[str]:
+        return ["git", "--no-pager", f"--git-dir={self.git_dir}", *args]
+
+    def run(self, *args: str, timeout: float | None = None) -> str:
+        """Standard output of `git ARGS` as text; GitError where git fails or overruns."""
+        try:
+            done = subprocess.run(
+                self._argv(args),
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(args[0], -1, f"no answer in {timeout:g} s") from exc
+        except OSError as exc:
+            raise InputError(f"cannot run git: {exc.strerror}") from exc
+        if done.returncode != 0:
+            raise GitError(args[0], done.returncode, done.stderr.decode("utf-8", "replace"))
+        return done.stdout.decode("utf-8", "replace")
+
+    def popen(
+        self, *args: str, stdin: bool = False, stderr: IO[bytes] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """`git ARGS` running, its stdout (and stdin if asked) a pipe; stderr to the file
+        given (never a pipe, which git could fill while we read stdout), else discarded."""
+        try:
+            return subprocess.Popen(
+                self._argv(args),
+                env=self._env,
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL if stderr is None else stderr,
+            )
+        except OSError as exc:
+            raise InputError(f"cannot run git: {exc.strerror}") from exc
+
+
+def discover(path: str) -> str | None:
+    """The git directory of the work tree or bare repository at or above `path`, or None."""
+    try:
+        done = subprocess.run(
+            ["git", "--no-pager", "rev-parse", "--absolute-git-dir"],
+            env=environment(scanned=True),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            cwd=path,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return found if done.returncode == 0 and found else None
