@@ -19,6 +19,7 @@ import errscan
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
+from errscan.escape import visible
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_SOME_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -73,7 +74,7 @@ class ErrscanGroup(click.Group):
             click.echo("errscan: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except errscan.InputError as exc:
-            click.echo(f"errscan: error: {exc}", err=True)
+            click.echo(f"errscan: error: {visible(str(exc))}", err=True)
             ctx.exit(EXIT_INPUT)
         except sqlite3.OperationalError as exc:  # locked or unreadable cache database
             click.echo(f"errscan: error: cache database: {exc}", err=True)
@@ -81,7 +82,7 @@ class ErrscanGroup(click.Group):
         except Exception as exc:
             if os.environ.get("ERRSCAN_DEBUG"):
                 raise
-            message = " ".join(str(exc).split())
+            message = visible(" ".join(str(exc).split()))
             click.echo(f"errscan: internal error: {type(exc).__name__}: {message}", err=True)
             ctx.exit(EXIT_INTERNAL)
 
@@ -298,7 +299,8 @@ def lookup_command(
     for m in matches:
         r = m.record
         score = "" if m.kind == "full" else f"  (close, {m.score:.2f})"
-        click.echo(f"{r.id}  {r.exception}  {r.file}:{r.line}  {r.message}{score}")
+        message = "(no message)" if r.message is None else r.message
+        click.echo(visible(f"{r.id}  {r.exception}  {r.file}:{r.line}  {message}{score}"))
     if not matches:
         click.echo("no record matches", err=True)
     return EXIT_OK
@@ -314,9 +316,11 @@ def scans(repo: str | None, db: Path | None) -> int:
         for scan in store.scans(repo):
             stats = scan.stats
             click.echo(
-                f"{scan.repo}  {scan.commit[:12]}  {scan.commit_date or '-'}  "
-                f"{stats.sites} sites  {stats.file_errors} file errors  "
-                f"errscan {scan.errscan_version}"
+                visible(
+                    f"{scan.repo}  {scan.commit[:12]}  {scan.commit_date or '-'}  "
+                    f"{stats.sites} sites  {stats.file_errors} file errors  "
+                    f"errscan {scan.errscan_version}"
+                )
             )
     finally:
         store.close()
@@ -390,7 +394,8 @@ def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Pa
         counts = outcome.changes.counts() if outcome.changes else None
         detail = outcome.error or (", ".join(f"{v} {k}" for k, v in counts.items())
                                    if counts else "")  # fmt: skip
-        click.echo(f"{outcome.repo}: {outcome.status} {outcome.commit[:12]} {detail}".rstrip())
+        line = f"{outcome.repo}: {outcome.status} {outcome.commit[:12]} {detail}".rstrip()
+        click.echo(visible(line))
     if any(o.status == "failed" for o in outcomes):
         click.get_current_context().exit(EXIT_SOME_FAILED)
     return EXIT_OK

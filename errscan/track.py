@@ -22,6 +22,7 @@ from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
+from errscan.escape import inline
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -198,7 +199,7 @@ def markdown(outcomes: list[Outcome]) -> str:
             o.commit[:12],
             str(o.sites),
         ] + [str(counts.get(k, "")) for k in diff_stage.KINDS]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(inline(c) for c in cells) + " |")
     lines.append("")
     for o in outcomes:
         if o.changes is not None and o.changes.changes:

@@ -93,7 +93,8 @@ def _commands(path: Path) -> list[str]:
     document = yaml.safe_load(path.read_text())
     steps = [step for job in document.get("jobs", {}).values() for step in job["steps"]]
     steps += document.get("runs", {}).get("steps", [])
-    lines = [line for step in steps for line in str(step.get("run", "")).splitlines()]
+    scripts = (str(step.get("run", "")).replace("\\\n", " ") for step in steps)
+    lines = [line for script in scripts for line in script.splitlines()]
     return [line.strip() for line in lines if re.match(r"\s*errscan ", line)]
 
 
@@ -121,3 +122,16 @@ def test_workflow_is_scheduled_and_by_hand_and_the_config_parses() -> None:
 
     tracked, db = load_config(ROOT / "errscan.toml")
     assert db == "errscan.db" and [t.repo for t in tracked] == ["sgl-project/sglang", "pypa/pip"]
+
+
+def test_the_action_trusts_nothing_in_the_pull_request_s_checkout() -> None:
+    """A pull request could commit a forged store or report: the action keeps its own in
+    $RUNNER_TEMP, and no expression is pasted into a script where it could inject."""
+    document = yaml.safe_load((ROOT / "action.yml").read_text())
+    scripts = [str(step.get("run", "")) for step in document["runs"]["steps"]]
+    joined = "\n".join(scripts).replace("\\\n", " ")
+    assert "${{" not in "".join(scripts[1:])
+    targets = re.findall(r"(?:--db|--body-file|>>?)\s+(\S+)", joined)
+    assert targets and all(
+        t.startswith('"$RUNNER_TEMP/') or t == '"$GITHUB_STEP_SUMMARY"' for t in targets
+    ), targets

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from errscan.escape import code_span, inline, visible
 from errscan.models import ErrorRecord
 
 
@@ -106,15 +107,22 @@ def text(result: Diff) -> str:
         where = f"{record.file}:{record.line}"
         if change.kind == "moved" and change.old is not None:
             where = f"{change.old.file}:{change.old.line} -> {where}"
-        lines.append(f"{change.kind:<8} {record.id}  {record.exception}  {where}  {record.message}")
+        message = _message(record.message)
+        line = f"{change.kind:<8} {record.id}  {record.exception}  {where}  {message}"
+        lines.append(visible(line))
         if change.kind == "reworded" and change.old is not None:
-            lines.append(f"{'':<8} {change.old.id}  was: {change.old.message}")
+            line = f"{'':<8} {change.old.id}  was: {_message(change.old.message)}"
+            lines.append(visible(line))
     return "\n".join(lines) + "\n"
+
+
+def _message(message: str | None) -> str:
+    return "(no message)" if message is None else message
 
 
 def markdown(result: Diff, repo: str = "") -> str:
     counts = result.counts()
-    title = f"errscan: {repo} " if repo else "errscan: "
+    title = f"errscan: {inline(repo)} " if repo else "errscan: "
     out = [
         f"### {title}{result.old_commit[:10]}..{result.new_commit[:10]}",
         "",
@@ -131,12 +139,15 @@ def markdown(result: Diff, repo: str = "") -> str:
         for change in changes:
             record = change.new or change.old
             assert record is not None
-            message = (record.message or "(no message)").replace("|", "\\|")
-            line = f"- `{record.id}` {record.exception}: {message} ({record.file}:{record.line})"
+            line = (
+                f"- {code_span(record.id)} {inline(str(record.exception or 're-raise'))}: "
+                f"{code_span(_message(record.message))} "
+                f"({inline(f'{record.file}:{record.line}')})"
+            )
             if kind == "reworded" and change.old is not None:
-                line += f", was: {change.old.message}"
+                line += f", was: {code_span(_message(change.old.message))}"
             if kind == "moved" and change.old is not None:
-                line += f", was at {change.old.file}:{change.old.line}"
+                line += f", was at {inline(f'{change.old.file}:{change.old.line}')}"
             out.append(line)
         out.append("")
     return "\n".join(out)

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TextIO
 from errscan.analyzer import sarif
 from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
+from errscan.escape import csv_cell
 from errscan.models import ErrorRecord, FileError, ScanStats
 
 FORMATS = ("jsonl", "json", "sarif")
@@ -90,7 +91,7 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
         writer.writerow(_CSV_FIELDS)
         for record in scanned:
             row = record.to_dict()
-            writer.writerow(["" if row[f] is None else row[f] for f in _CSV_FIELDS])
+            writer.writerow(["" if row[f] is None else csv_cell(str(row[f])) for f in _CSV_FIELDS])
         yield out.getvalue()
         return
     if fmt != "json":

@@ -11,6 +11,7 @@ import html
 import json
 from collections.abc import Callable
 
+from errscan.escape import code_span, fence, inline, link_url
 from errscan.models import ErrorRecord
 
 Find = Callable[[str], "ErrorRecord | None"]
@@ -37,37 +38,45 @@ def _title(record: ErrorRecord) -> str:
 
 
 def markdown(record: ErrorRecord, find: Find) -> str:
+    """The page as Markdown that stays what it is in any renderer, HTML-allowing ones
+    included: every text from the repository escaped, every block fenced."""
     message = record.message or f"(no message: {record.message_source})"
-    out = [f"# {_title(record)}", "", "## Error message", "", "```text", message, "```", ""]
+    out = [f"# {inline(_title(record))}", "", "## Error message", "", fence(message, "text"), ""]
     if len(record.message_candidates) > 1:
         out += ["Other messages on other paths:", ""]
-        out += [f"- `{c}`" for c in record.message_candidates[1:]] + [""]
-    out += ["## Source", "", f"Thrown at {record.file}:{record.line}", "", "```python"]
+        out += [f"- {code_span(c)}" for c in record.message_candidates[1:]] + [""]
+    out += ["## Source", "", f"Thrown at {inline(record.file)}:{record.line}", ""]
     width = len(str(record.context.end_line))
-    for marked, number, text in _code_lines(record):
-        out.append(f"{'→' if marked else ' '} {number:>{width}} | {text}")
-    out += ["```", ""]
-    if record.url:
-        out += [f"[View on GitHub (pinned to {record.commit[:10]})]({record.url})", ""]
-    out += ["## When it happens", "", f"Trigger: {record.trigger}", ""]
+    code = "\n".join(
+        f"{'→' if marked else ' '} {number:>{width}} | {text}"
+        for marked, number, text in _code_lines(record)
+    )
+    out += [fence(code, "python"), ""]
+    url = link_url(record.url)
+    if url:
+        target = url.replace("(", "%28").replace(")", "%29")
+        out += [f"[View on GitHub (pinned to {inline(record.commit[:10])})]({target})", ""]
+    out += ["## When it happens", "", f"Trigger: {inline(record.trigger)}", ""]
     if record.guards:
-        out += ["Conditions:", ""] + [f"- `{guard}`" for guard in record.guards] + [""]
+        out += ["Conditions:", ""] + [f"- {code_span(guard)}" for guard in record.guards] + [""]
     if record.env_vars:
-        out += ["Environment variables: " + ", ".join(f"`{v}`" for v in record.env_vars), ""]
+        out += ["Environment variables: " + ", ".join(code_span(v) for v in record.env_vars), ""]
     out += ["## Related errors", ""]
     for related in (find(i) for i in record.related):
         if related is not None:
-            where = f"{related.file}:{related.line}"
-            out.append(f"- {related.exception or 're-raise'}: {cut(related.message)} "
-                       f"(`{related.id}`, {where})")  # fmt: skip
+            where = inline(f"{related.file}:{related.line}")
+            name = inline(related.exception or "re-raise")
+            message = inline(cut(related.message))
+            out.append(f"- {name}: {message} ({code_span(related.id)}, {where})")
     if not record.related:
         out.append("None in this scan.")
-    out += ["", "## Record", "", "```json", _json(record), "```", ""]
+    out += ["", "## Record", "", fence(_json(record), "json"), ""]
     return "\n".join(out)
 
 
 def _json(record: ErrorRecord) -> str:
-    return json.dumps(record.to_dict(), sort_keys=True, ensure_ascii=False, indent=2)
+    # ASCII: every character a page must not show raw (controls, bidi marks) as \\u escapes
+    return json.dumps(record.to_dict(), sort_keys=True, ensure_ascii=True, indent=2)
 
 
 _STYLE = """
@@ -99,9 +108,10 @@ def html_page(record: ErrorRecord, find: Find) -> str:
     )
     guards = "".join(f"<li><code>{e(g)}</code></li>" for g in record.guards)
     env = ", ".join(f"<code>{e(v)}</code>" for v in record.env_vars)
+    url = link_url(record.url)
     link = (
-        f'<p><a href="{e(record.url)}">View on GitHub (pinned to {e(record.commit[:10])})</a></p>'
-        if record.url
+        f'<p><a href="{e(url)}">View on GitHub (pinned to {e(record.commit[:10])})</a></p>'
+        if url
         else ""
     )
     return f"""<!DOCTYPE html>
