@@ -183,3 +183,45 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert len(out.read_text().splitlines()) == 300 * 250
+
+
+ONE_LINERS = {
+    "overflow.py": 'raise ValueError("%c" % -1)\n',
+    "tokens.py": 'raise ValueError(("\\x0099\\x00" + x).strip())\n',
+    "surrogate.py": 'raise ValueError("\\ud800")\n',
+    "wide.py": 'raise ValueError(f"{1:100000000}")\n',
+    "crash.py": 'x = f"{"a"}"\ny = ' + "not " * 10_000 + "z\n",
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_one_file_stops_a_scan(tmp_path: Path, jobs: str) -> None:
+    """Each of these once ended the whole scan (exit 1, or 139 from inside LibCST)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name, text in ONE_LINERS.items():
+        write(repo, name, text)
+    (repo / "x\\xff.py").write_text("raise ValueError('one')\n")  # named as the next reads
+    (repo / os.fsdecode(b"x\xff.py")).write_text("raise ValueError('two')\n")
+    commit_all(repo, "one-liners")
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "errscan", "extract", str(repo), "-j", jobs, "-o", str(out),
+         "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    messages = {line["file"]: line["message"] for line in lines if "id" in line}
+    errors = {line["file"]: line["reason"] for line in lines if "id" not in line}
+    assert messages == {
+        "overflow.py": "{-1:c}",
+        "tokens.py": "\x0099\x00{x}",
+        "surrogate.py": "\\ud800",
+        "wide.py": "{1:100000000}",
+        "x\\xff.py": "one",
+    }
+    assert "LibCST crashed" in errors.pop("crash.py")
+    assert errors == {"x\\xff.py": "file name is not UTF-8: not read"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out.jsonl", "r"]

@@ -30,9 +30,20 @@ _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 
 
 def downlevel(text: str) -> str | None:
-    """`text` rewritten for this interpreter's `ast`, or None where LibCST cannot read it."""
+    """`text` rewritten for this interpreter's `ast`, or None where LibCST cannot read it.
+
+    LibCST runs in a helper process (isolated.py): isolated.Failed where it crashed,
+    overran its time or ran out of memory on this text.
+    """
     if len(text) > _MAX_BYTES or _too_deep(text):
         return None
+    from errscan.analyzer.isolated import HELPER
+
+    return HELPER.rewrite(text)
+
+
+def rewrite(text: str) -> str | None:
+    """downlevel's work, in this process: for the helper process, and for tests."""
     import libcst as cst
 
     try:

@@ -293,20 +293,39 @@ def inline(part: MessagePart) -> MessagePart:
         converted = ascii(value)
     elif part.conversion == "s":
         converted = str(value)
+    if _too_wide(part.format_spec or ""):
+        return part
     try:
         return MessagePart(text=format(converted, part.format_spec or ""))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         return part
 
 
-def _through_text(parts: list[MessagePart], change: Callable[[str], str]) -> list[MessagePart]:
-    """Apply a text function to a template, each placeholder standing in as an opaque token."""
+_MAX_WIDTH = 1000  # a literal formatted wider than this stays a placeholder
+_NUMBER = re.compile(r"\d+")
+
+
+def _too_wide(spec: str) -> bool:
+    """Whether a format spec asks for a width or precision past _MAX_WIDTH (`{1:100000000}`
+    would make a 100 MB message)."""
+    return any(len(n) > 4 or int(n) > _MAX_WIDTH for n in _NUMBER.findall(spec))
+
+
+def _through_text(
+    parts: list[MessagePart], change: Callable[[str], str]
+) -> list[MessagePart] | None:
+    """Apply a text function to a template, each placeholder standing in as an opaque token
+    made of a private-use character the text does not hold."""
+    literal = "".join(part.text for part in parts if part.text is not None)
+    mark = next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in literal), None)
+    if mark is None:
+        return None  # a text holding every private-use character: not read
     text = "".join(
-        part.text if part.text is not None else f"\x00{i}\x00" for i, part in enumerate(parts)
+        part.text if part.text is not None else f"{mark}{i}{mark}" for i, part in enumerate(parts)
     )
     out: list[MessagePart] = []
-    for piece in re.split(r"(\x00\d+\x00)", change(text)):
-        if len(piece) > 2 and piece[0] == piece[-1] == "\x00":
+    for piece in re.split(f"({mark}\\d+{mark})", change(text)):
+        if len(piece) > 2 and piece[0] == piece[-1] == mark:
             out.append(parts[int(piece[1:-1])])
         elif piece:
             out.append(MessagePart(text=piece))
@@ -391,7 +410,7 @@ def _mapping_value(values: ast.expr, key: str, src: Source) -> str:
 def _printf_placeholder(expr: str, match: re.Match[str]) -> MessagePart:
     kind = match["type"]
     known, value = literal_value(expr)
-    if known and "*" not in match.group(0):
+    if known and "*" not in match.group(0) and not _too_wide(match.group(0)):
         spec = match.group(0)
         if match["key"] is not None:
             spec = "%" + spec[len(match["key"]) + 3 :]
