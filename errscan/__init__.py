@@ -427,7 +427,12 @@ def stored_result(target: str, db: str | Path | None = None, **options: Any) -> 
     """The stored scan of REPO@REV (the REV resolved to its commit first)."""
     cache = _cache_root(options.get("cache_dir"))
     commit = repo.resolve(repo.parse_target(target), cache, options.get("repo_name"))
-    store = store_stage.Store.open(db)
+    try:
+        store = store_stage.Store.open(db, create=False)
+    except InputError as missing:
+        if "no store at" not in str(missing):
+            raise
+        raise InputError(f"no stored scan of {commit.repo} at {commit.sha[:12]}") from None
     try:
         found = store.for_commit(commit.repo, commit.sha)
         if found is None:  # stored under another name (--repo-name): the commit decides
@@ -467,6 +472,8 @@ def load_records(path: str | Path) -> list[ErrorRecord]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not errscan output: {path}: not UTF-8 ({exc.reason})") from exc
     try:
         if text.lstrip().startswith("{") and '"records"' in text[:4096] and "\n{" not in text:
             rows = json.loads(text)["records"]

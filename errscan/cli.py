@@ -74,7 +74,7 @@ class ErrscanGroup(click.Group):
             click.echo("errscan: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except errscan.InputError as exc:
-            click.echo(f"errscan: error: {visible(str(exc))}", err=True)
+            click.echo(f"errscan: error: {visible(repo.redact(str(exc)))}", err=True)
             ctx.exit(EXIT_INPUT)
         except sqlite3.OperationalError as exc:  # locked or unreadable cache database
             click.echo(f"errscan: error: cache database: {exc}", err=True)
@@ -82,7 +82,7 @@ class ErrscanGroup(click.Group):
         except Exception as exc:
             if os.environ.get("ERRSCAN_DEBUG"):
                 raise
-            message = visible(" ".join(str(exc).split()))
+            message = visible(repo.redact(" ".join(str(exc).split())))
             click.echo(f"errscan: internal error: {type(exc).__name__}: {message}", err=True)
             ctx.exit(EXIT_INTERNAL)
 
@@ -229,7 +229,7 @@ def _records(
         raise errscan.InputError(
             f"no store at {path}: give --from FILE or --scan REPO@REV, or --db PATH"
         )
-    store = store_stage.Store.open(path)
+    store = store_stage.Store.open(path, create=False)
     try:
         return list(store.all_records())
     finally:
@@ -311,7 +311,7 @@ def lookup_command(
 @_DB
 def scans(repo: str | None, db: Path | None) -> int:
     """List the scans kept in the store (of REPO, or of every repository)."""
-    store = store_stage.Store.open(db)
+    store = store_stage.Store.open(db, create=False)
     try:
         for scan in store.scans(repo):
             stats = scan.stats

@@ -97,11 +97,21 @@ def load_config(path: Path) -> tuple[list[Tracked], str | None]:
         raise InputError(f"{path}: no [[repos]] table")
     tracked = []
     for entry in repos:
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}:{_line_of(text, 'repos')}: 'repos' must be [[repos]] tables")
         for key, value in entry.items():
             if key not in _REPO_KEYS:
                 raise InputError(f"{path}:{_line_of(text, key)}: unknown key {key!r} in [[repos]]")
-            if not isinstance(value, _TYPES[key]):
+            if not isinstance(value, _TYPES[key]) or (
+                isinstance(value, list) and not all(isinstance(v, str) for v in value)
+            ):
                 raise InputError(f"{path}:{_line_of(text, key)}: {key!r} has the wrong type")
+        if isinstance(entry.get("repo"), str):
+            try:
+                repo.parse_target(f"{entry['repo']}@HEAD")
+                repo.check_address(entry["repo"])
+            except InputError as exc:
+                raise InputError(f"{path}:{_line_of(text, 'repo')}: {exc}") from None
         if "repo" not in entry:
             raise InputError(f"{path}: a [[repos]] table has no 'repo'")
         if "branch" in entry and "rev" in entry:
@@ -181,7 +191,15 @@ def _one(item: Tracked, db: Path | None, cache_dir: Path | None) -> Outcome:
         finally:
             store.close()
     except InputError as exc:
-        return Outcome(item.repo, "failed", error=str(exc))
+        return Outcome(_shown(item.repo), "failed", error=repo.redact(str(exc)))
+    except Exception as exc:  # one repository's failure, whatever it is, is that repository's
+        reason = repo.redact(" ".join(f"{type(exc).__name__}: {exc}".split()))
+        return Outcome(_shown(item.repo), "failed", error=f"internal error: {reason}")
+
+
+def _shown(target: str) -> str:
+    """The repository as a report names it: credentials, query and fragment taken out."""
+    return repo.display_name(target)[0] if "://" in target else repo.redact(target)
 
 
 def markdown(outcomes: list[Outcome]) -> str:

@@ -135,3 +135,58 @@ def test_the_action_trusts_nothing_in_the_pull_request_s_checkout() -> None:
     assert targets and all(
         t.startswith('"$RUNNER_TEMP/') or t == '"$GITHUB_STEP_SUMMARY"' for t in targets
     ), targets
+
+
+def test_any_failure_of_one_repository_is_that_repository_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only bad input: a bug, a database error, anything one repository raises."""
+    import errscan
+
+    broken = build_repo(tmp_path / "broken", "basic")
+    good = build_repo(tmp_path / "good", "messages")
+    real = errscan.extract
+
+    def extract(target: str, **options: object) -> errscan.ScanResult:
+        if target.startswith(str(broken)):
+            raise RuntimeError("something no one expected")
+        return real(target, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(errscan, "extract", extract)
+    cfg = config(tmp_path, f'[[repos]]\nrepo = "{broken}"\n\n[[repos]]\nrepo = "{good}"\n')
+    reports = tmp_path / "report"
+    code, out, _ = run(
+        "track", str(cfg), "--db", str(tmp_path / "s.db"), "--report-dir", str(reports)
+    )
+    assert code == 3
+    report = {r["repo"]: r for r in json.loads((reports / "report.json").read_text())["repos"]}
+    assert report[str(broken)]["error"] == "internal error: RuntimeError: something no one expected"
+    assert report[str(good)]["status"] == "scanned"
+
+
+def test_credentials_in_a_failing_url_are_never_shown(tmp_path: Path) -> None:
+    secret_url = "https://someone:hunter2@127.0.0.1:9/group/repo.git?private_token=s3cr3t#x"
+    cfg = config(tmp_path, f'[[repos]]\nrepo = "{secret_url}"\nrev = "main"\n')
+    reports = tmp_path / "report"
+    result = CliRunner().invoke(
+        cli, ["track", str(cfg), "--db", str(tmp_path / "s.db"), "--report-dir", str(reports)]
+    )
+    assert result.exit_code == 3
+    shown = result.stdout + result.stderr
+    shown += (reports / "report.md").read_text() + (reports / "report.json").read_text()
+    assert "127.0.0.1:9/group/repo.git" in shown
+    assert not any(secret in shown for secret in ("someone", "hunter2", "s3cr3t", "private_token"))
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('[[repos]]\nrepo = "x"\ninclude = [1, 2]\n', "'include' has the wrong type"),
+        ('repos = ["a"]\n', "'repos' must be [[repos]] tables"),
+        ('[[repos]]\nrepo = "ext::sh -c touch% /tmp/x"\n', "remote helpers"),
+        ('[[repos]]\nrepo = "--upload-pack=touch /tmp/x"\n', "invalid repository"),
+    ],
+)
+def test_a_bad_config_is_bad_input(tmp_path: Path, body: str, said: str) -> None:
+    code, out, err = run("track", str(config(tmp_path, body)), "--report-dir", str(tmp_path))
+    assert code == 2 and said in err and err.count("\n") == 1 and not out

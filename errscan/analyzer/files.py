@@ -148,10 +148,31 @@ def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """Why a file's content was not read; `transient` where a later scan may read it."""
+
+    reason: str
+    transient: bool = False
+
+
+MAX_BYTES = 8 << 20  # a larger file is not read: parsing it could take gigabytes
+_MISSING = Unread("the blob is not in the repository (a partial clone?); not fetched", True)
+
+
+@dataclass(frozen=True)
 class SourceFile:
     path: str
     sha: str
-    data: bytes | None  # None: git does not have the blob (a partial clone, say)
+    data: bytes | Unread
+
+
+def unread_reason(size: int) -> Unread | None:
+    """Why a blob of `size` bytes (-1: git does not have it) is not read, or None."""
+    if size < 0:
+        return _MISSING
+    if size > MAX_BYTES:
+        return Unread(f"file too large: {size:,} bytes; errscan reads at most {MAX_BYTES:,}")
+    return None
 
 
 def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
@@ -278,7 +299,7 @@ def read_files(repo: Git, entries: Iterable[BlobEntry]) -> Iterator[SourceFile]:
     try:
         for entry in itertools.chain([first], it):
             pending.append(entry)
-            if entry.size >= 0:  # else not in the repository: never asked of git
+            if unread_reason(entry.size) is None:  # else never asked of git
                 with _asking(entry):
                     stdin.write(entry.sha.encode("ascii") + b"\n")
             if len(pending) >= _AHEAD:
@@ -309,11 +330,12 @@ def _asking(entry: BlobEntry | None) -> Iterator[None]:
 
 
 def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
-    if entry.size < 0:
-        return SourceFile(entry.path, entry.sha, None)  # a partial clone's: never fetched
+    unread = unread_reason(entry.size)
+    if unread is not None:
+        return SourceFile(entry.path, entry.sha, unread)
     header = stdout.readline().split()
     if header == [entry.sha.encode("ascii"), b"missing"]:
-        return SourceFile(entry.path, entry.sha, None)
+        return SourceFile(entry.path, entry.sha, _MISSING)
     if len(header) != 3:
         raise InputError(f"cannot read {entry.path} ({entry.sha}) from git")
     size = int(header[2])

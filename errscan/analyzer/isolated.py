@@ -12,6 +12,7 @@ file's error, and the next file gets a fresh helper.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import select
@@ -87,6 +88,8 @@ class Helper:
             env=env,
             cwd=os.path.dirname(_PACKAGE_ROOT) or "/",
         )
+        if self._pid == 0:
+            atexit.register(self.close)  # once: close whichever helper is running then
         self._pid = os.getpid()
         return self._proc
 

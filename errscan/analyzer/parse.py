@@ -10,9 +10,15 @@ import warnings
 from dataclasses import dataclass
 
 from errscan.analyzer.downlevel import downlevel
+from errscan.analyzer.files import unread_reason
 from errscan.analyzer.isolated import Failed
 from errscan.extractors.source import Source
 from errscan.models import FileError
+
+# Syntax trees take about 2.5 KB a statement: 20 MB of `x=1` lines once took 12 GB. A
+# file is parsed only within this bound and files.MAX_BYTES (real code runs about 40
+# bytes a line: 8 MB of it is some 200,000 lines).
+MAX_STATEMENTS = 400_000
 
 
 @dataclass(frozen=True)
@@ -36,18 +42,28 @@ def parse(data: bytes | str, path: str) -> Parsed | FileError:
     A file in syntax newer than this interpreter's is rewritten by LibCST into syntax it
     accepts (downlevel.py); context lines still show the file as it is.
     """
+    too_large = unread_reason(len(data))
+    if too_large is not None:
+        return FileError(path, too_large.reason)
     text = decode(data, path) if isinstance(data, bytes) else data
     if isinstance(text, FileError):
         return text
+    statements = text.count("\n") + text.count(";")
+    if statements > MAX_STATEMENTS:
+        reason = f"too many lines to parse: {statements:,} lines and semicolons"
+        return FileError(path, f"{reason}; errscan parses at most {MAX_STATEMENTS:,}")
     try:
         return Parsed(Source(text, path), _ast_parse(text, path))
     except SyntaxError as exc:
         first_error = exc
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (ValueError, RecursionError) as exc:
         return FileError(path, f"cannot parse: {_one_line(exc) or type(exc).__name__}")
+    except MemoryError:  # the machine's state, not the file's: never kept
+        return FileError(path, "cannot parse: out of memory", transient=True)
     failure, transient = "", False
     try:
-        rewritten = downlevel(text) if "\0" not in text else None
+        newer = "\0" not in text and _NEWER_SYNTAX.search(text) is not None
+        rewritten = downlevel(text) if newer else None
     except Failed as exc:
         rewritten, failure, transient = None, f"; {exc}", exc.transient
     if rewritten is not None:
@@ -82,6 +98,17 @@ def _spell_out_surrogates(tree: ast.Module) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             node.value = node.value.encode("utf-8", "backslashreplace").decode("utf-8")
 
+
+# What only a newer Python reads, and downlevel rewrites: f-strings (PEP 701), `type X =`
+# and `def f[T]` / `class C[T]` (PEP 695), `except A, B:` (PEP 758). A file without any
+# is not given to LibCST: its syntax error is its own.
+_NEWER_SYNTAX = re.compile(
+    r"(?<!\w)(?:[fF][rR]?|[rR][fF])[\"']"
+    r"|^[ \t]*type[ \t]+\w"
+    r"|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*\["
+    r"|^[ \t]*except\b[^:\n]*,",
+    re.MULTILINE,
+)
 
 # print statements, `raise E, "message"`, `except E, e:` with a lowercase name, backticks
 # (`[ \t]*` at a line's start, not `\s*`, which would rescan every run of blank lines

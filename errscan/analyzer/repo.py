@@ -79,6 +79,16 @@ def _at_is_address(repo: str, rev: str) -> bool:
     return bool(sep) and "/" not in rest and bool(scheme)
 
 
+_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'\"]*@")
+_QUERY = re.compile(r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+
+
+def redact(text: str) -> str:
+    """`text` with every URL's user, password, query and fragment taken out: what a
+    report, a record or an error line may show of an address."""
+    return _QUERY.sub(r"\g<url>", _CREDENTIALS.sub(r"\g<scheme>", text))
+
+
 def display_name(repo: str) -> tuple[str, str | None]:
     """The repository as records name it (credentials stripped), and its GitHub web URL."""
     match = _GITHUB_URL.fullmatch(repo) or _GITHUB_SHORT.fullmatch(repo)
@@ -90,14 +100,25 @@ def display_name(repo: str) -> tuple[str, str | None]:
         host = parts.hostname or ""
         if parts.port:
             host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), None
+        return urlunsplit((parts.scheme, host, parts.path, "", "")), None
     return repo, None
+
+
+# git's "<transport>::<address>" runs a remote helper (ext:: runs any command)
+_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+
+
+def check_address(repo: str) -> None:
+    """InputError for a repository that git would read as an option or a remote helper."""
+    if repo.startswith("-"):
+        raise InputError(f"invalid repository {redact(repo)!r}")
+    if _TRANSPORT.match(repo):
+        raise InputError(f"remote helpers (transport::address) are not allowed: {redact(repo)!r}")
 
 
 def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
     """The commit `target` names, fetched into the clone cache first if it is remote."""
-    if target.repo.startswith("-"):
-        raise InputError(f"invalid repository {target.repo!r}")
+    check_address(target.repo)
     local = _local_path(target.repo)
     if local is not None:
         repo = _open_local(local)
@@ -108,7 +129,7 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
         return Commit(repo.git_dir, sha, shown, web, scanned_in_place=True)
     url = _remote_url(target.repo)
     if target.rev is None:
-        raise InputError(f"a remote repository needs a revision: {target.repo}@REV")
+        raise InputError(f"a remote repository needs a revision: {redact(target.repo)}@REV")
     git_dir = cache_dir / "repos" / _cache_name(url)
     with _locked(git_dir):
         repo = _open_cache(git_dir)
@@ -200,7 +221,7 @@ def _fetch(repo: Git, url: str, rev: str) -> str:
         sha = _rev_parse(repo, rev)
         if sha is not None:
             return sha
-    raise InputError(f"unknown revision {rev!r} in {url}")
+    raise InputError(f"unknown revision {rev!r} in {redact(url)}")
 
 
 def _ls_remote(repo: Git, url: str, rev: str) -> list[str]:
@@ -234,7 +255,7 @@ def _network(repo: Git, command: str, *args: str) -> str:
     try:
         return repo.run(command, *args, timeout=600)
     except GitError as exc:
-        raise InputError(f"git {command} failed: {exc.reason}") from exc
+        raise InputError(f"git {command} failed: {redact(exc.reason)}") from exc
 
 
 def commit_date(commit: Commit) -> str | None:

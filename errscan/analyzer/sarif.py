@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from errscan.analyzer.repo import redact
 from errscan.models import ErrorRecord
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -41,17 +41,15 @@ def document(
                 "rules": [rules[rule] for rule in sorted(rules)],
             }
         },
-        "originalUriBaseIds": {"SRCROOT": {"uri": _root_uri(repo, commit, web)}},
-        "versionControlProvenance": [
-            {
-                "repositoryUri": _repository_uri(repo, web),
-                "revisionId": commit,
-                "mappedTo": {"uriBaseId": "SRCROOT"},
-            }
-        ],
+        "originalUriBaseIds": {"SRCROOT": _root(repo, commit, web)},
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
+    where = _repository_uri(repo, web)
+    if where is not None:  # a local path is not said: only repository-relative URIs
+        run["versionControlProvenance"] = [
+            {"repositoryUri": where, "revisionId": commit, "mappedTo": {"uriBaseId": "SRCROOT"}}
+        ]
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
@@ -108,15 +106,21 @@ def _result(record: ErrorRecord, order: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _repository_uri(repo: str, web: str | None) -> str:
+def _repository_uri(repo: str, web: str | None) -> str | None:
+    """The repository's address: its web page, or the URL it was fetched from; None for
+    a local path or file:// URL, which would tell a reader where it sat on this machine."""
     if web:
         return web
-    if "://" in repo:
-        return repo
-    return Path(repo).resolve().as_uri()
+    if "://" in repo and not repo.lower().startswith("file:"):
+        return redact(repo)
+    return None
 
 
-def _root_uri(repo: str, commit: str, web: str | None) -> str:
+def _root(repo: str, commit: str, web: str | None) -> dict[str, Any]:
+    """SRCROOT, to which every result's file is relative (SARIF 3.14.14)."""
     if web:
-        return f"{web}/blob/{commit}/"
-    return _repository_uri(repo, None).rstrip("/") + "/"
+        return {"uri": f"{web}/blob/{commit}/"}
+    where = _repository_uri(repo, None)
+    if where is not None:
+        return {"uri": where.rstrip("/") + "/"}
+    return {"description": {"text": "The root of the scanned repository's work tree."}}

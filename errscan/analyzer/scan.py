@@ -12,14 +12,16 @@ import contextlib
 import gc
 import signal
 import sqlite3
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
 from errscan.analyzer import cache, link
-from errscan.analyzer.files import BlobEntry, Listing, SourceFile, chunks
+from errscan.analyzer.files import BlobEntry, Listing, SourceFile, Unread, chunks
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
 from errscan.models import FileError, FileResult
@@ -136,17 +138,16 @@ _LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 def scan_file(
-    path: str, data: bytes | str | None, radius: int, timeout: float | None = None
+    path: str, data: bytes | str | Unread, radius: int, timeout: float | None = None
 ) -> FileResult:
     """One file's sites, or the error that stopped it; never raises for bad input.
 
-    `data` None: git does not have the blob (a partial clone, never fetched from).
+    `data` Unread: why the content was not read (git lacks it, or it is too large).
     `timeout`: seconds of work on the file before it becomes a (transient) file error.
     The limit interrupts Python code, such as the extractors, not the C parser itself.
     """
-    if data is None:
-        reason = "the blob is not in the repository (a partial clone?); not fetched"
-        return FileResult(path, error=FileError(path, reason, transient=True))
+    if isinstance(data, Unread):
+        return FileResult(path, error=FileError(path, data.reason, data.transient))
     if isinstance(data, bytes) and data.startswith(_LFS_POINTER):
         reason = "Git LFS pointer: the file's content is not in the repository"
         return FileResult(path, error=FileError(path, reason))
@@ -159,17 +160,49 @@ def scan_file(
 
 
 def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
-    parsed = parse(data, path)
-    if isinstance(parsed, FileError):
-        return FileResult(path, error=parsed)
+    """One file's result; whatever reading it raises (but a time limit) is its file error."""
     try:
-        constants = bindings.Constants(parsed.tree)
-        imported = list(summary.imports(parsed.tree))
-        found, factories = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
-        facts = summary.summarize(parsed.tree, parsed.src, constants, factories)
-    except (RecursionError, MemoryError) as exc:
-        return FileResult(path, error=FileError(path, f"too deeply nested: {type(exc).__name__}"))
+        with _headroom():
+            parsed = parse(data, path)
+            if isinstance(parsed, FileError):
+                return FileResult(path, error=parsed)
+            constants = bindings.Constants(parsed.tree)
+            imported = list(summary.imports(parsed.tree))
+            found, factories = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
+            facts = summary.summarize(parsed.tree, parsed.src, constants, factories)
+    except RecursionError:  # past the headroom, which is the same in every process
+        reason = f"too deeply nested (more than {_HEADROOM} frames to read)"
+        return FileResult(path, error=FileError(path, reason))
+    except MemoryError:  # the machine's state, not the file's: never kept
+        return FileResult(path, error=FileError(path, "out of memory", transient=True))
+    except _TimedOut:
+        raise
+    except Exception as exc:  # a bug of errscan's: this file's error, not the scan's end
+        reason = f"errscan failed on this file: {type(exc).__name__}: {exc}"
+        return FileResult(path, error=FileError(path, " ".join(reason.split()), transient=True))
     return FileResult(path, sites=tuple(found), summary=facts)
+
+
+# Python frames that parsing and extracting one file may use above the caller's: a file
+# too deep for them is too deep wherever it is read (a pool worker forked from a deep
+# stack, a library caller's thread), not only in some processes. CPython runs 12,000
+# frames of ast.unparse on 3.10-3.13 without exhausting the C stack.
+_HEADROOM = 6000
+
+
+@contextlib.contextmanager
+def _headroom() -> Iterator[None]:
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + _HEADROOM)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 class _TimedOut(Exception):
@@ -218,7 +251,7 @@ def _worker_init(store: tuple[str, str] | None) -> None:
 
 
 def _scan_batch(
-    batch: list[tuple[str, str, bytes | None]], radius: int, timeout: float | None
+    batch: list[tuple[str, str, bytes | Unread]], radius: int, timeout: float | None
 ) -> list[Scanned]:
     if _in_worker:
         gc.collect(0)
@@ -349,7 +382,7 @@ def _batches(files: Iterable[SourceFile]) -> Iterator[list[SourceFile]]:
     size = 0
     for source_file in files:
         batch.append(source_file)
-        size += len(source_file.data or b"")
+        size += len(source_file.data) if isinstance(source_file.data, bytes) else 0
         if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
             yield batch
             batch, size = [], 0

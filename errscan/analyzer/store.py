@@ -76,8 +76,18 @@ class Store:
         self.path = path
 
     @classmethod
-    def open(cls, path: str | Path | None = None) -> Store:
+    def open(cls, path: str | Path | None = None, create: bool = True) -> Store:
+        """The store at `path` (default_path()), made there if `create` and it is not.
+
+        A file that is not an errscan store (another program's database, say) is refused
+        before anything is written to it; InputError for that, and for a missing store
+        where `create` is False (read-only commands make no file).
+        """
         where = Path(path) if path is not None else default_path()
+        if where.exists():
+            _check(where)
+        elif not create:
+            raise InputError(f"no store at {where}")
         try:
             db = sqlite3.connect(where, timeout=_LOCK_WAIT, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
@@ -216,6 +226,23 @@ def _scan(row: Sequence[Any]) -> StoredScan:
         stats=ScanStats(stats["files"], stats["sites"], stats["file_errors"], 0.0),
         scanned_at=float(row[7]),
     )
+
+
+def _check(where: Path) -> None:
+    """An existing file is an errscan store, or an empty database, or it is refused: read
+    through a read-only connection, so that nothing of it changes."""
+    try:
+        db = sqlite3.connect(f"{where.resolve().as_uri()}?mode=ro", uri=True, timeout=_LOCK_WAIT)
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"cannot use the store {where}: {exc}") from exc
+    if (version == 0 and not tables) or (0 < version and "scans" in tables):
+        return
+    raise InputError(f"not an errscan store: {where} (another program's database?)")
 
 
 def _migrate(db: sqlite3.Connection) -> None:

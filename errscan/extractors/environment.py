@@ -13,7 +13,10 @@ import ast
 import re
 from collections.abc import Iterable
 
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# (the lookbehind starts a match only where a name starts: without it, a long run of
+# capitals was rescanned from each of its letters, quadratic)
+_ENV_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_MAX_NAMES = 32  # names of one message looked for in the file
 # accessors of a project's own: get_bool_env_var("X"), env.get_int("X"), read_env("X")
 _ENV_FUNCTION = re.compile(r"env|getenv", re.IGNORECASE)
 # holders of settings read as attributes: envs.FOO_BAR, settings.FOO_BAR, config.FOO_BAR
@@ -79,18 +82,34 @@ def _literal(node: ast.expr, all_caps: bool = False) -> str | None:
     return None
 
 
-def mentioned(message: str | None, lines: list[str], skip: range) -> list[str]:
+class Mentions:
+    """Where a file's lines that speak of the environment name each word, built on first
+    use: one pass over the file, however many sites ask."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._lines = lines
+        self._words: dict[str, list[int]] | None = None
+
+    def lines_naming(self, name: str) -> list[int]:
+        if self._words is None:
+            self._words = {}
+            for number, line in enumerate(self._lines, 1):
+                if _ENV_LINE.search(line):
+                    for word in dict.fromkeys(_WORD.findall(line)):
+                        self._words.setdefault(word, []).append(number)
+        return self._words.get(name, [])
+
+
+_WORD = re.compile(r"\w+")
+
+
+def mentioned(message: str | None, mentions: Mentions, skip: range) -> list[str]:
     """ALL_CAPS names in a message that the file reads as environment variables: names
     that stand, outside the site's own lines, on a line that speaks of the environment."""
     if not message:
         return []
-    found = []
-    for name in dict.fromkeys(_ENV_NAME.findall(message)):
-        for number, line in enumerate(lines, 1):
-            if number not in skip and name in line and _ENV_LINE.search(line):
-                found.append(name)
-                break
-    return found
+    names = list(dict.fromkeys(_ENV_NAME.findall(message)))[:_MAX_NAMES]
+    return [n for n in names if any(i not in skip for i in mentions.lines_naming(n))]
 
 
 _ENV_LINE = re.compile(r"environ|getenv|\benvs?\b|_env|env_|settings", re.IGNORECASE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from errscan.extractors.source import Source
+from errscan.extractors.source import Source, cut
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Raised:
     def with_message(cls, exception: str, node: ast.expr | None, src: Source) -> Raised:
         """assert's message, exit's argument, a warning's text: one message argument."""
         positional = (node,) if node is not None else ()
-        call_args = ((None, src.expression(node)),) if node is not None else ()
+        call_args = ((None, cut(src.expression(node))),) if node is not None else ()
         return cls(exception, node, (), node is None, positional, call_args=call_args)
 
 
@@ -55,8 +55,8 @@ def _called(call: ast.Call, src: Source) -> Raised:
     rest = tuple(src.expression(arg) for arg in positional if arg is not first)
     keywords = tuple(_keyword(kw, src) for kw in call.keywords)
     values = tuple((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
-    call_args: list[tuple[str | None, str]] = [(None, src.expression(a)) for a in positional]
-    call_args += [(kw.arg, src.expression(kw.value)) for kw in call.keywords if kw.arg]
+    call_args: list[tuple[str | None, str]] = [(None, cut(src.expression(a))) for a in positional]
+    call_args += [(kw.arg, cut(src.expression(kw.value))) for kw in call.keywords if kw.arg]
     return Raised(
         exception,
         first,

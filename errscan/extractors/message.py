@@ -120,6 +120,9 @@ def _form(node: ast.expr) -> str:
 
 
 _MAX_DEPTH = 8  # names resolved through names, at most
+_MAX_STEPS = 400  # expressions read for one message: `msg += msg` twelve times is 2**12
+_MAX_PARTS = 256  # parts of one message
+MAX_CHARS = 4096  # characters of one message; the rest becomes one placeholder
 _STRIP: dict[str, Callable[[str], str]] = {
     "strip": str.strip,
     "lstrip": str.lstrip,
@@ -136,14 +139,16 @@ class _Reader:
         self.src = src
         self.lookup = lookup
         self.depth = 0
+        self.steps = 0  # expressions read; past _MAX_STEPS the message is not read
+        self.exhausted = False
 
     def finish(self, parts: list[MessagePart] | None, source: str) -> Template | None:
-        if parts is None:
+        if parts is None or self.exhausted:
             return None
         merged = tuple(merge([inline(part) for part in parts]))
         if source == "concat" and not any(part.text for part in merged):
             return None  # `a + b` of unknown values: nothing says it is a string at all
-        return Template(merged, source)
+        return Template(_shortened(merged), source)
 
     def chain(self, chain: Chain) -> list[MessagePart] | None:
         """`msg = first` then `msg += rest...`."""
@@ -152,12 +157,20 @@ class _Reader:
             return None
         for operand in chain[1:]:
             first = first + self.operand(operand)
+            if len(first) > _MAX_PARTS:
+                self.exhausted = True
+                return None
         return first
 
     def parts(self, node: ast.expr) -> list[MessagePart] | None:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            self.exhausted = True
+        if self.exhausted or self.depth >= _MAX_DEPTH:
+            return None
         self.depth += 1
         try:
-            return self._parts(node) if self.depth <= _MAX_DEPTH else None
+            return self._parts(node)
         finally:
             self.depth -= 1
 
@@ -246,6 +259,27 @@ class _Reader:
             conversion = "r" if node.func.id == "repr" else None
             return [MessagePart(expr=self.src.expression(node.args[0]), conversion=conversion)]
         return [MessagePart(expr=self.src.expression(node))]
+
+
+def _shortened(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
+    """At most MAX_CHARS of the message, the rest one placeholder that says how much it
+    stands for: the template still matches the message, and says it was cut."""
+    sizes = [len(part.text if part.text is not None else part.expr or "") for part in parts]
+    if sum(sizes) <= MAX_CHARS:
+        return parts
+    kept: list[MessagePart] = []
+    room = MAX_CHARS
+    for part, size in zip(parts, sizes, strict=True):
+        if size > room:
+            if part.text is not None and room:
+                kept.append(MessagePart(text=part.text[:room]))
+                room = 0
+            break
+        kept.append(part)
+        room -= size
+    cut = sum(sizes) - (MAX_CHARS - room)
+    kept.append(MessagePart(expr=f"... {cut} more characters, cut by errscan"))
+    return tuple(kept)
 
 
 def literal_value(expr: str) -> tuple[bool, object]:

@@ -21,7 +21,7 @@ from errscan.extractors import (
     scope,
     trigger,
 )
-from errscan.extractors.source import Source
+from errscan.extractors.source import Source, cut
 from errscan.models import Import, Site
 
 # Fields of a statement or block that hold nested statements.
@@ -111,7 +111,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
             children = getattr(node, field, None)
             if children:
                 child_frame = inner
-                if entered:
+                if entered and guards.conditional(node, field):
                     child_frame = _Frame(
                         inner.scope,
                         inner.body,
@@ -143,6 +143,7 @@ class _SiteReader:
     ) -> None:
         self.src = src
         self.radius = radius
+        self.mentions = environment.Mentions(src.lines)
         self.constants = constants
         self.prefixes = bindings.Prefixes()
         self.module = _module_name(src.path)
@@ -230,7 +231,7 @@ class _SiteReader:
         hinted = environment.may_read(" ".join(conditions)) or environment.may_read(statement)
         env_vars = environment.read_in(looked_at) if hinted else []
         text = found[0].text if found else None
-        for name in environment.mentioned(text, src.lines, range(line, end_line + 1)):
+        for name in environment.mentioned(text, self.mentions, range(line, end_line + 1)):
             if name not in env_vars:
                 env_vars.append(name)
         function = scope.qualname(frame.scope)
@@ -241,8 +242,8 @@ class _SiteReader:
             message_parts=found[0].parts if found else (),
             message_source="factory" if factory else source,
             message_candidates=tuple(t.text for t in found),
-            args=rest,
-            cause=src.expression(cause) if cause is not None else None,
+            args=tuple(cut(arg) for arg in rest),
+            cause=cut(src.expression(cause)) if cause is not None else None,
             reraises=reraises,
             guards=conditions,
             env_vars=tuple(env_vars),
@@ -255,7 +256,9 @@ class _SiteReader:
             col=src.column(line, node.col_offset),
             function=function,
             context=context.around(src, line, end_line, self.radius),
-            message_expr=src.expression(thrown.message) if thrown.message is not None else None,
+            message_expr=cut(src.expression(thrown.message))
+            if thrown.message is not None
+            else None,
             exception_ref=ref if ref is not None else thrown.exception,
             call_args=thrown.call_args,
         )

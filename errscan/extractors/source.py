@@ -76,6 +76,15 @@ class Source:
         return ast.unparse(node)
 
 
+MAX_SOURCE = 1000  # characters kept of an argument's source text in a record
+
+
+def cut(text: str) -> str:
+    """Source text of an argument, at most MAX_SOURCE characters (a 1 MB literal once
+    filled a record twice over)."""
+    return text if len(text) <= MAX_SOURCE else f"{text[:MAX_SOURCE]} … ({len(text):,} chars)"
+
+
 def _split(text: str) -> list[str]:
     # without a \r, only \n ends a line: str.split is some 10x faster than the pattern
     lines = _NEWLINE.split(text) if "\r" in text else text.split("\n")

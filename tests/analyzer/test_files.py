@@ -208,7 +208,7 @@ def test_blobs_are_read_in_order_a_few_requests_ahead(
     read: list[tuple[str, str]] = []
     for source_file in files.read_files(_git(repo), lazily()):
         assert taken - len(read) <= 4
-        read.append((source_file.path, (source_file.data or b"").decode()))
+        read.append((source_file.path, source_file.data.decode()))  # type: ignore[union-attr]
     assert read == sorted(texts.items())
     listing.close()
 
@@ -221,10 +221,12 @@ def test_a_blob_git_does_not_have_is_read_as_missing(tmp_path: Path) -> None:
     sha = commit_all(repo, "one")
     (entry,) = list_files(_git(repo), sha, Filters())
     gone = BlobEntry("b.py", "1" * 40, 3)
-    read = list(files.read_files(_git(repo), [entry, gone, entry]))
+    huge = BlobEntry("c.py", entry.sha, files.MAX_BYTES + 1)  # never asked of git
+    read = list(files.read_files(_git(repo), [entry, gone, huge, entry]))
     assert [(f.path, f.data) for f in read] == [
         ("a.py", b"x = 1\n"),
-        ("b.py", None),
+        ("b.py", files.Unread(files._MISSING.reason, transient=True)),
+        ("c.py", files.Unread("file too large: 8,388,609 bytes; errscan reads at most 8,388,608")),
         ("a.py", b"x = 1\n"),
     ]
 

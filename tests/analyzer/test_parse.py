@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import errscan
+from errscan.analyzer import parse as parse_stage
 from errscan.analyzer.parse import Parsed, parse
 from errscan.models import FileError
 from tests.support import build_repo
@@ -83,3 +84,23 @@ def test_libcst_is_not_imported_for_files_ast_reads(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("text", "newer_than"),  # asked of LibCST on Pythons older than this
+    [
+        ("x = = 1\n", (3, 0)),
+        ("\n" * 10_000 + "print 'python 2'\n", (3, 0)),
+        ('x = f"{"a"}"\n', (3, 12)),
+        ("type X = int\n", (3, 12)),
+        ("def f[T](x: T) -> T: ...\n", (3, 12)),
+        ("try:\n    pass\nexcept A, B:\n    pass\n", (3, 14)),
+    ],
+)
+def test_libcst_is_asked_only_where_newer_syntax_may_stand(
+    text: str, newer_than: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(parse_stage, "downlevel", lambda t: calls.append(t))
+    parse_stage.parse(text, "m.py")
+    assert bool(calls) == (sys.version_info < newer_than)

@@ -9,6 +9,8 @@ import pytest
 
 import errscan
 from errscan.analyzer import cache, scan
+from errscan.analyzer.scan import scan_file
+from errscan.models import FileResult
 
 
 def test_scanning_leaves_no_reference_cycles() -> None:
@@ -54,3 +56,23 @@ def test_fresh_workers_replace_the_pools_every_few_batches(
     assert serial.stats.files >= 6
     assert len(workers) >= 3  # the first pool, then one every two files
     assert len(set().union(*workers)) == 2 * len(workers)  # each pool's processes new
+
+
+def _at_depth(frames: int, path: str, source: bytes) -> FileResult:
+    if frames:
+        return _at_depth(frames - 1, path, source)
+    return scan_file(path, source, 2)
+
+
+@pytest.mark.parametrize("terms", [320, 1500, 20_000])
+def test_how_deep_a_file_may_be_is_the_file_s_not_the_caller_s(terms: int) -> None:
+    """A pool worker forks from a deep stack: a guard of 320 `+` terms once gave a record
+    in one process and a kept file error in another."""
+    source = f"if x == {' + '.join(['1'] * terms)}:\n    raise ValueError('deep')\n".encode()
+    shallow = scan_file("deep.py", source, 2)
+    for frames in (100, 800):
+        assert _at_depth(frames, "deep.py", source) == shallow
+    if terms <= 1500:
+        assert shallow.error is None and [s.message for s in shallow.sites] == ["deep"]
+    else:
+        assert shallow.error is not None and not shallow.error.transient

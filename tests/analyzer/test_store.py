@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -138,6 +139,24 @@ def test_sarif_is_valid_and_fingerprinted(basic_repo: Path, tmp_path: Path) -> N
     ]
     first = run_["results"][0]["locations"][0]["physicalLocation"]
     assert first["region"]["startLine"] == records[0].line
+
+
+def test_sarif_of_a_local_repository_names_no_local_path(basic_repo: Path, tmp_path: Path) -> None:
+    for target in (str(basic_repo), f"file://{basic_repo}@HEAD"):
+        out = tmp_path / "local.sarif"
+        code, _, err = run("extract", target, "--format", "sarif", "-o", str(out), "-q")
+        assert code == 0, err
+        text = out.read_text()
+        document = json.loads(text)
+        jsonschema.validate(document, SCHEMA)
+        assert str(tmp_path) not in text and "file:" not in text
+        run_ = document["runs"][0]
+        assert "versionControlProvenance" not in run_
+        uris = [
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in run_["results"]
+        ]
+        assert uris and all(not uri.startswith("/") and ".." not in uri for uri in uris)
 
 
 MULTITOOL = shutil.which("sarif-multitool")
@@ -299,3 +318,36 @@ def test_commit_date_is_stored_for_a_target_with_a_revision(
     (scan,) = store.scans()
     store.close()
     assert scan.commit_date is not None and scan.commit_date.startswith("2026-01-01")
+
+
+def test_another_program_s_database_is_refused_unchanged(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE accounts (name TEXT)")
+    db.commit()
+    db.close()
+    before = other.read_bytes()
+    for args in (["scans"], ["export", "o/n@" + "a" * 40], ["extract", "--help"]):
+        run(*args, "--db", str(other))
+    code, _, err = run("scans", "--db", str(other))
+    assert code == 2 and "not an errscan store" in err
+    assert other.read_bytes() == before
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("other.db-")]
+
+
+@pytest.mark.parametrize(
+    "damage", [b"not a database at all", b"SQLite format 3\x00" + b"\xff" * 200]
+)
+def test_a_damaged_store_is_bad_input(tmp_path: Path, damage: bytes) -> None:
+    store = tmp_path / "damaged.db"
+    store.write_bytes(damage)
+    code, out, err = run("scans", "--db", str(store))
+    assert code == 2 and err.startswith("errscan: error: ") and err.count("\n") == 1
+
+
+def test_read_only_commands_make_no_store(tmp_path: Path) -> None:
+    missing = tmp_path / "new.db"
+    for args in (["scans"], ["export", "o/n@" + "a" * 40], ["show", "abcd"]):
+        code, _, _ = run(*args, "--db", str(missing))
+        assert code == 2
+    assert not missing.exists()
