@@ -155,7 +155,7 @@ def test_any_failure_of_one_repository_is_that_repository_s(
     monkeypatch.setattr(errscan, "extract", extract)
     cfg = config(tmp_path, f'[[repos]]\nrepo = "{broken}"\n\n[[repos]]\nrepo = "{good}"\n')
     reports = tmp_path / "report"
-    code, out, _ = run(
+    code, _, _ = run(
         "track", str(cfg), "--db", str(tmp_path / "s.db"), "--report-dir", str(reports)
     )
     assert code == 3

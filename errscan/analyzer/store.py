@@ -240,7 +240,7 @@ def _check(where: Path) -> None:
             db.close()
     except sqlite3.DatabaseError as exc:
         raise InputError(f"cannot use the store {where}: {exc}") from exc
-    if (version == 0 and not tables) or (0 < version and "scans" in tables):
+    if (version == 0 and not tables) or (version > 0 and "scans" in tables):
         return
     raise InputError(f"not an errscan store: {where} (another program's database?)")
 

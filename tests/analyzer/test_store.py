@@ -341,7 +341,7 @@ def test_another_program_s_database_is_refused_unchanged(tmp_path: Path) -> None
 def test_a_damaged_store_is_bad_input(tmp_path: Path, damage: bytes) -> None:
     store = tmp_path / "damaged.db"
     store.write_bytes(damage)
-    code, out, err = run("scans", "--db", str(store))
+    code, _, err = run("scans", "--db", str(store))
     assert code == 2 and err.startswith("errscan: error: ") and err.count("\n") == 1
 
 
