@@ -150,7 +150,7 @@ def test_any_failure_of_one_repository_is_that_repository_s(
     def extract(target: str, **options: object) -> errscan.ScanResult:
         if target.startswith(str(broken)):
             raise RuntimeError("something no one expected")
-        return real(target, **options)  # type: ignore[arg-type]
+        return real(target, **options)
 
     monkeypatch.setattr(errscan, "extract", extract)
     cfg = config(tmp_path, f'[[repos]]\nrepo = "{broken}"\n\n[[repos]]\nrepo = "{good}"\n')
