@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -22,6 +23,16 @@ from errscan.analyzer import store as store_stage
 from errscan.escape import visible
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_SOME_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a CI cancel, systemd), raised in the main thread so that the
+    scan unwinds as on Ctrl-C: temp output, temp folders and pool workers cleaned up."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise Terminated
 
 
 class TargetType(click.ParamType):  # type: ignore[type-arg]
@@ -70,6 +81,9 @@ class ErrscanGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
+        except Terminated:
+            click.echo("errscan: terminated", err=True)
+            ctx.exit(EXIT_TERMINATED)
         except KeyboardInterrupt:
             click.echo("errscan: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
@@ -460,6 +474,7 @@ class _ProgressBar:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return its exit code (0 done, 1 internal error, 2 bad input)."""
     _tune_allocator()
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         # without standalone mode, click returns the command's value or an Exit's code
         code = cli.main(

@@ -225,3 +225,44 @@ def test_no_one_file_stops_a_scan(tmp_path: Path, jobs: str) -> None:
     assert "LibCST crashed" in errors.pop("crash.py")
     assert errors == {"x\\xff.py": "file name is not UTF-8: not read"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out.jsonl", "r"]
+
+
+def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:
+    """`timeout`, a CI cancel or systemd send SIGTERM to errscan alone: no temp output, no
+    temp folder, no pool worker may outlive it."""
+    repo = tmp_path / "many"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(250))
+    for i in range(300):
+        write(repo, f"m{i:03d}.py", f"# file {i}\n{body}")
+    commit_all(repo, "many")
+    out_dir, temp = tmp_path / "out", tmp_path / "tmp"
+    out_dir.mkdir()
+    temp.mkdir()
+    cache = tmp_path / "terminated-cache"
+    command = [sys.executable, "-m", "errscan", "extract", str(repo), "-o", str(out_dir / "r"),
+               "-q", "-j", "2", "--context", "0", "--cache-dir", str(cache)]  # fmt: skip
+    proc = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)}
+    )
+    deadline = time.monotonic() + 30
+    while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the scan ended before SIGTERM"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert err == "errscan: terminated\n"
+    assert os.listdir(out_dir) == [] and os.listdir(temp) == []
+    time.sleep(0.5)
+    survivors = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(cache).encode() in cmdline:
+            survivors.append(entry.name)
+    assert survivors == []

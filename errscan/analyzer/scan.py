@@ -240,6 +240,8 @@ def _worker_init(store: tuple[str, str] | None) -> None:
     # Ctrl-C reaches the whole process group: the main process ends the scan, and a
     # worker that also took the interrupt would only print a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the errscan command's SIGTERM handler unwinds its own scan: a worker just ends
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Syntax trees hold no reference cycles and die with their file: collecting
     # generations while they are built only costs time. Each batch starts by collecting
     # the young generation instead (scan_file leaves no cycles, but a traceback kept
