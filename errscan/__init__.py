@@ -70,7 +70,25 @@ def _build_id() -> str:
     return f"{__version__}+{digest.hexdigest()[:12]}"
 
 
-_BUILD = _build_id()
+def _libcst_version() -> str:
+    """LibCST's installed version, read from its metadata folder without importing it
+    (it rewrites files in syntax newer than this Python, so it shapes their records)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or spec.origin is None:
+        return "libcst-none"
+    site = Path(spec.origin).resolve().parent.parent
+    found = sorted(p.name for p in site.glob("libcst-*.dist-info"))
+    return found[-1] if found else "libcst-unknown"
+
+
+# What besides the repository and the options decides the output: errscan's own code, the
+# interpreter (its `ast`, `ast.unparse`, float sums) and LibCST. Every cache key holds it.
+_BUILD = (
+    f"{_build_id()}|{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+    f"|{_libcst_version()}"
+)
 
 
 def default_cache_dir() -> Path:
@@ -126,7 +144,8 @@ class Scan:
     def replay_key(self, fmt: str) -> str:
         """What decides this scan's output in format `fmt`: the key of a stored output."""
         opts = self._opts
-        return replay.key(self.commit, self.repo, opts.filters, opts.context, _BUILD, fmt)
+        where = (self.commit, self.repo, self._source.web)
+        return replay.key(*where, opts.filters, opts.context, _BUILD, fmt)
 
     def __iter__(self) -> Iterator[ErrorRecord]:
         for done in self._files():
@@ -178,12 +197,13 @@ class Scan:
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
         modules = ModuleTable(entries)
-        index = Index(modules, lambda p: results.summary(entries.sha(p)), kept.defined)
+        repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
+        index = Index(modules, repair.summary, kept.defined)
         plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
         todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
-        for path, ranked in scan_stage.features(todo, results, self.repo):
+        for path, ranked in scan_stage.features(todo, results, self.repo, repair):
             kept.ranking.add(path, ranked)
         kept.ranking.settle()
         if not plan.relink_all:
@@ -201,16 +221,13 @@ class Scan:
                 yield entry, ranking.through(entry.path) or marked
 
         decided, ahead = itertools.tee(relinked())  # linked ahead reads a chunk ahead
-        linked = scan_stage.stored(
-            read, (entry for entry, redo in ahead if redo), results, opts.context,
-            opts.file_timeout,
-        )  # fmt: skip
+        linked = scan_stage.stored((entry for entry, redo in ahead if redo), results, repair)
         for entry, redo in decided:
             if redo:
                 done = self._link(entry, next(linked), index, kept)
             else:
                 found = kept.kept(entry.path)
-                block = found.block.replace(state.COMMIT_MARK, self.commit)
+                block = state.unmark_commit(found.block, self.commit)
                 done = _Done(None, block, found.count, found.error)
             self.sites += done.count
             if done.error is not None:
@@ -237,7 +254,7 @@ class Scan:
                 lambda record_id: lists.get(record_id, ()),
             )
         block = output.jsonl_block(records)
-        marked = block.replace(self.commit, state.COMMIT_MARK)
+        marked = state.mark_commit(block, self.commit, self._source.web)
         kept.keep(entry, sorted(deps), marked, len(records), result.error)
         return _Done(records, block, len(records), result.error)
 
@@ -425,8 +442,12 @@ def _commit_date(result: ScanResult, options: dict[str, Any]) -> str | None:
 
 def stored_result(target: str, db: str | Path | None = None, **options: Any) -> ScanResult:
     """The stored scan of REPO@REV (the REV resolved to its commit first)."""
+    parsed = repo.parse_target(target)
+    offline = _stored_offline(parsed, db, options.get("repo_name"))
+    if offline is not None:
+        return offline
     cache = _cache_root(options.get("cache_dir"))
-    commit = repo.resolve(repo.parse_target(target), cache, options.get("repo_name"))
+    commit = repo.resolve(parsed, cache, options.get("repo_name"))
     try:
         store = store_stage.Store.open(db, create=False)
     except InputError as missing:
@@ -441,6 +462,25 @@ def stored_result(target: str, db: str | Path | None = None, **options: Any) -> 
         if found is None:
             raise InputError(f"no stored scan of {commit.repo} at {commit.sha[:12]}")
         return store.result(found)
+    finally:
+        store.close()
+
+
+def _stored_offline(
+    target: repo.Target, db: str | Path | None, name: str | None
+) -> ScanResult | None:
+    """The stored scan of a remote REPO@FULLSHA, found without asking the network (what
+    `track` stored is exported by its sha, offline); None where that cannot be said."""
+    rev = (target.rev or "").lower()
+    if len(rev) != 40 or repo.HEX.fullmatch(rev) is None or repo.is_local(target.repo):
+        return None
+    try:
+        store = store_stage.Store.open(db, create=False)
+    except InputError:
+        return None
+    try:
+        found = store.for_commit(repo.display_name(name or target.repo)[0], rev)
+        return store.result(found) if found is not None else None
     finally:
         store.close()
 
@@ -511,11 +551,14 @@ def lookup(text: str, records: Sequence[ErrorRecord]) -> list[lookup_stage.Match
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
     """Where the cache is, and what it holds: per-file results and stored outputs."""
     root = _cache_root(cache_dir)
-    results = cache.ResultCache.open(root, __version__, 0)
-    try:
-        info = results.info()
-    finally:
-        results.close()
+    if (root / "results.sqlite").exists():
+        results = cache.ResultCache.open(root, __version__, 0)
+        try:
+            info = results.info()
+        finally:
+            results.close()
+    else:  # nothing cached yet: said without making the cache
+        info = cache.CacheInfo(str(root / "results.sqlite"), 0, 0)
     outputs, output_bytes = replay.usage(replay.Replay(root))
     states, state_bytes = state.usage(root)
     return dataclasses.replace(

@@ -143,7 +143,8 @@ def track(
 ) -> list[Outcome]:
     """Scan what is new in every tracked repository; write report.md and report.json."""
     tracked, configured_db = load_config(config)
-    where = db if db is not None else Path(configured_db) if configured_db else None
+    # a relative `db` of the config is the config's neighbour, wherever track runs from
+    where = db if db is not None else config.parent / configured_db if configured_db else None
     report_dir.mkdir(parents=True, exist_ok=True)
     outcomes = [_one(item, where, cache_dir) for item in tracked]
     output.write_chunks([markdown(outcomes)], report_dir / "report.md", sys.stdout)

@@ -190,3 +190,21 @@ def test_credentials_in_a_failing_url_are_never_shown(tmp_path: Path) -> None:
 def test_a_bad_config_is_bad_input(tmp_path: Path, body: str, said: str) -> None:
     code, out, err = run("track", str(config(tmp_path, body)), "--report-dir", str(tmp_path))
     assert code == 2 and said in err and err.count("\n") == 1 and not out
+
+
+def test_a_relative_db_of_the_config_is_the_config_s_neighbour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = build_repo(tmp_path / "r", "basic")
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    cfg = folder / "errscan.toml"
+    cfg.write_text(f'db = "kept.db"\n[[repos]]\nrepo = "{repo}"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for expected in ("scanned", "unchanged"):  # the second run finds the first's scan
+        code, out, err = run("track", str(cfg), "--report-dir", str(tmp_path / "report"))
+        assert code == 0, err
+        assert f": {expected} " in out
+    assert (folder / "kept.db").is_file() and not list(elsewhere.iterdir())

@@ -33,7 +33,7 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 5
+_SCHEMA_VERSION = 6
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS results (
     names BLOB NOT NULL,
     features BLOB NOT NULL,
     size INTEGER NOT NULL,
-    used REAL NOT NULL
+    used REAL NOT NULL,
+    checks BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_used ON results (used);
 """
@@ -50,6 +51,8 @@ CREATE INDEX IF NOT EXISTS results_used ON results (used);
 # classes and factories it defines (all the first pass needs of an unchanged file), and
 # each site's id key and ranking features (all that related errors need).
 Encoded = tuple[bytes, bytes, bytes, bytes]
+_COLUMNS = ("data", "summary", "names", "features")
+_CHECK = 8  # bytes of each column's digest in `checks`: a damaged value is a miss
 _LOCK_WAIT = 15  # seconds to wait for another errscan's write before giving up
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 
@@ -104,17 +107,21 @@ class ResultCache:
         return f"{sha}:{self.digest}"
 
     def get_many(self, shas: Sequence[str], column: str = "data") -> dict[str, bytes]:
-        """Cached sites (or summaries) by blob sha, for the shas that have an entry."""
-        assert column in ("data", "summary", "names", "features", "key")
+        """One column of the cached results by blob sha, for the shas whose entry is there
+        and whose value matches its digest (a damaged value is a miss: scanned again)."""
+        offset = _CHECK * _COLUMNS.index(column)
         found: dict[str, bytes] = {}
         keys = [self._key(sha) for sha in shas]
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, {column} FROM results WHERE key IN ({marks})"
-            for key, data in self._db.execute(query, chunk):
-                found[key.split(":", 1)[0]] = bytes(data)
-        if found and column == "data":
+            query = f"SELECT key, {column}, checks FROM results WHERE key IN ({marks})"
+            for key, data, checks in self._db.execute(query, chunk):
+                if not isinstance(data, bytes) or not isinstance(checks, bytes):
+                    continue
+                if _digest(data) == checks[offset : offset + _CHECK]:
+                    found[key.split(":", 1)[0]] = data
+        if found:  # whichever column: an incremental scan reads summaries and features
             self._touch([self._key(sha) for sha in found])
         return found
 
@@ -137,13 +144,16 @@ class ResultCache:
 
     def put_many(self, entries: Iterable[tuple[str, Encoded]]) -> None:
         now = time.time()
-        rows = [(self._key(sha), *encoded, sum(map(len, encoded)), now) for sha, encoded in entries]
+        rows = [
+            (self._key(sha), *encoded, sum(map(len, encoded)), now, _checks(encoded))
+            for sha, encoded in entries
+        ]
         if not rows:
             return
         self.added += len(rows)
         with self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
             )
 
     def info(self) -> CacheInfo:
@@ -219,6 +229,14 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
         raise
     db.isolation_level = "DEFERRED"
     return db
+
+
+def _digest(value: bytes) -> bytes:
+    return hashlib.blake2b(value, digest_size=_CHECK).digest()
+
+
+def _checks(encoded: Encoded) -> bytes:
+    return b"".join(map(_digest, encoded))
 
 
 def encode(result: FileResult) -> Encoded:

@@ -113,6 +113,13 @@ class Listing:
             last = rows[-1][0]
             yield from rows
 
+    def entry(self, path: str) -> BlobEntry:
+        """The file at `path`; KeyError where the listing has none."""
+        found = self.db.execute("SELECT sha, size FROM file WHERE path = ?", (path,)).fetchone()
+        if found is None:
+            raise KeyError(path)
+        return BlobEntry(path, str(found[0]), int(found[1]))
+
     def sha(self, path: str) -> str:
         """The blob id of the file at `path`; KeyError where the listing has none."""
         found = self.db.execute("SELECT sha FROM file WHERE path = ?", (path,)).fetchone()

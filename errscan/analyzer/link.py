@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
+from errscan.extractors import trigger
 from errscan.extractors.message import inline, merge
 from errscan.models import ErrorRecord, MessagePart, Site
 
@@ -71,6 +72,9 @@ def link(
             "commit": commit,
             "url": url_for(site.file, site.line),
         }
+        if trigger.MODULE in site.trigger:
+            module = index.module_of(site.file) or site.file
+            fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         source = "init"
         if composed is None and info.qualname and info.qualname.startswith("builtins."):
             composed = _builtin_str(site, info.qualname[9:])

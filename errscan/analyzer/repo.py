@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import fcntl
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ _GITHUB_URL = re.compile(
     r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?/?"
 )
 _SCP_LIKE = re.compile(r"[A-Za-z0-9_.+-]+@[A-Za-z0-9_.-]+:")
-_HEX = re.compile(r"[0-9a-fA-F]{4,40}")
+HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
         sha = _rev_parse(repo, target.rev or "HEAD")
         if sha is None:
             raise InputError(f"unknown revision {target.rev or 'HEAD'!r} in {target.repo}")
-        shown, web = (target.repo, None) if name is None else display_name(name)
+        shown, web = display_name(name or _local_name(repo))
         return Commit(repo.git_dir, sha, shown, web, scanned_in_place=True)
     url = _remote_url(target.repo)
     if target.rev is None:
@@ -136,6 +137,53 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
         sha = _fetch(repo, url, target.rev)
     shown, web = display_name(name or target.repo)
     return Commit(str(git_dir), sha, shown, web)
+
+
+def _local_name(repo: Git) -> str:
+    """What names a local repository whatever the path it was given by (`.`, a relative
+    or an absolute path, a subfolder): its `origin` remote where it has one (a GitHub
+    remote gives OWNER/NAME and pinned links), else its top folder, the home folder
+    written `~`."""
+    try:
+        origin = repo.run("config", "--get", "remote.origin.url").strip()
+    except GitError:
+        origin = ""
+    if origin and "://" not in origin and not _SCP_LIKE.match(origin):
+        origin = str((Path(repo.git_dir) / origin).resolve())  # a path, maybe relative
+    if origin:
+        return _home_relative(origin)
+    top = Path(repo.git_dir)
+    if top.name == ".git":
+        top = top.parent
+    else:
+        found = _work_tree(repo)
+        top = found if found is not None else top
+    return _home_relative(str(top))
+
+
+def _work_tree(repo: Git) -> Path | None:
+    """The top folder of a linked work tree (git worktree add), None for a bare one."""
+    common = Path(repo.git_dir)
+    gitfile = common / "gitdir"  # .git/worktrees/NAME/gitdir names the work tree's .git
+    if gitfile.is_file():
+        with contextlib.suppress(OSError, ValueError):
+            return Path(gitfile.read_text(encoding="utf-8").strip()).parent
+    return None
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
+def is_local(repo: str) -> bool:
+    """Whether `repo` names a repository on this machine rather than a remote one."""
+    try:
+        return _local_path(repo) is not None
+    except InputError:
+        return False
 
 
 def _local_path(repo: str) -> Path | None:
@@ -202,7 +250,7 @@ def _open_cache(git_dir: Path) -> Git:
 
 def _fetch(repo: Git, url: str, rev: str) -> str:
     """The sha `rev` names at `url`, fetched with depth 1 unless already present."""
-    if _HEX.fullmatch(rev):
+    if HEX.fullmatch(rev):
         sha = _rev_parse(repo, rev)
         if sha is not None:
             return sha
@@ -215,7 +263,7 @@ def _fetch(repo: Git, url: str, rev: str) -> str:
         sha = _rev_parse(repo, refs[0]) or _try_fetch(repo, url, refs[0])
         if sha is not None:
             return sha
-    if _HEX.fullmatch(rev):
+    if HEX.fullmatch(rev):
         # a short sha: the server cannot be asked for it, so fetch every branch and tag
         _run_fetch(repo, url, "+refs/heads/*:refs/errscan/heads/*", "+refs/tags/*:refs/tags/*")
         sha = _rev_parse(repo, rev)

@@ -24,7 +24,7 @@ from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, Listing, SourceFile, Unread, chunks
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
-from errscan.models import FileError, FileResult
+from errscan.models import FileError, FileResult, FileSummary
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -101,8 +101,45 @@ def prepare(
     return scanner
 
 
+class Repair:
+    """Scans again, and stores again, a file whose cache entry went since the first pass
+    (another errscan's prune) or whose value is damaged: whatever the second pass reads
+    of a file (sites, summary, features) is what a fresh scan gives, never empty."""
+
+    def __init__(
+        self,
+        read: Reader,
+        listing: Listing,
+        results: cache.ResultCache,
+        radius: int,
+        timeout: float | None,
+    ) -> None:
+        self._read = read
+        self._listing = listing
+        self._results = results
+        self._radius = radius
+        self._timeout = timeout
+        self.count = 0  # files scanned again, for tests
+
+    def __call__(self, path: str) -> cache.Encoded:
+        entry = self._listing.entry(path)
+        source_file = next(self._read([entry]))
+        encoded = cache.encode(scan_file(path, source_file.data, self._radius, self._timeout))
+        self._results.put_many([(entry.sha, encoded)])
+        self.count += 1
+        return encoded
+
+    def summary(self, path: str) -> FileSummary:
+        """A file's summary, from the cache, else scanned again."""
+        found = self._results.summary(self._listing.sha(path))
+        if found is None:
+            found = cache.decode_summary(self(path)[1])
+        assert found is not None  # just encoded
+        return found
+
+
 def features(
-    entries: Iterable[BlobEntry], results: cache.ResultCache, repo: str
+    entries: Iterable[BlobEntry], results: cache.ResultCache, repo: str, repair: Repair
 ) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
     """Each file's sites as (id, ranking features), read from the cache, for related errors
     (every file, those without sites too)."""
@@ -110,17 +147,15 @@ def features(
         stored = results.get_many([entry.sha for entry in chunk], column="features")
         for entry in chunk:
             decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
-            decoded = decoded or []  # no sites, or the entry went: ranked without them
+            if decoded is None:
+                decoded = cache.decode_features(repair(entry.path)[3])
+                assert decoded is not None  # just encoded
             site_ids = link.ids(repo, entry.path, (key for key, _ in decoded))
             yield entry.path, [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
 
 
 def stored(
-    read: Reader,
-    entries: Iterable[BlobEntry],
-    results: cache.ResultCache,
-    radius: int,
-    timeout: float | None,
+    entries: Iterable[BlobEntry], results: cache.ResultCache, repair: Repair
 ) -> Iterator[FileResult]:
     """Second pass: each file's result in path order, read back a chunk at a time, so
     memory holds one chunk whatever the repository's size."""
@@ -128,9 +163,9 @@ def stored(
         found = results.get_many([entry.sha for entry in chunk])
         for entry in chunk:
             result = cache.decode(found[entry.sha], entry.path) if entry.sha in found else None
-            if result is None:  # pruned or damaged since the first pass: scan it again
-                source_file = next(read([entry]))
-                result = scan_file(entry.path, source_file.data, radius, timeout)
+            if result is None:
+                result = cache.decode(repair(entry.path)[0], entry.path)
+                assert result is not None  # just encoded
             yield result
 
 

@@ -50,6 +50,20 @@ _LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going
 _STAGED = 2000  # files' names staged before they are written
 
 
+def mark_commit(block: str, commit: str, web: str | None) -> str:
+    """A file's rendered records with COMMIT_MARK where they name the commit: the
+    `commit` field and the pinned link's path, nowhere else (a repository path or name
+    may hold the sha too)."""
+    block = block.replace(f'"commit": "{commit}"', f'"commit": "{COMMIT_MARK}"')
+    if web:
+        block = block.replace(f'"url": "{web}/blob/{commit}/', f'"url": "{web}/blob/{COMMIT_MARK}/')
+    return block
+
+
+def unmark_commit(block: str, commit: str) -> str:
+    return block.replace(COMMIT_MARK, commit)
+
+
 def lineage(parts: Sequence[object]) -> str:
     return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()[:24]
 

@@ -146,7 +146,7 @@ class _SiteReader:
         self.mentions = environment.Mentions(src.lines)
         self.constants = constants
         self.prefixes = bindings.Prefixes()
-        self.module = _module_name(src.path)
+        self.module = trigger.MODULE
         self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
 
@@ -325,14 +325,6 @@ class _Lookup:
             return self.constants.attribute(self.frame.cls, node.attr)
         # case: Class.NAME, a class of this file
         return self.constants.attribute(owner, node.attr)
-
-
-def _module_name(path: str) -> str:
-    """pkg/sub/mod.py -> pkg.sub.mod; pkg/__init__.py -> pkg."""
-    parts = path.rsplit(".", 1)[0].split("/")
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts = parts[:-1]
-    return ".".join(parts)
 
 
 def _reraised(node: ast.Raise, handlers: Handlers) -> tuple[str, ...] | None:

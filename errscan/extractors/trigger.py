@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 _CONSTRUCTORS = ("__init__", "__post_init__", "__new__")
+# Stands for the module's name in a sentence: a file's name in the scan decides it, not
+# its content, so linking puts it in (a file's extraction is cached by content).
+MODULE = "\x00module\x00"
 _VERBS = {
     "raise": "Raised",
     "reraise": "Re-raised",

@@ -101,7 +101,7 @@ def test_bare_repository(basic_repo: Path, tmp_path: Path) -> None:
     git(tmp_path, "clone", "-q", "--bare", str(basic_repo), str(bare))
     result = errscan.extract(f"{bare}@main")
     assert result.commit == git(basic_repo, "rev-parse", "main")
-    assert result.repo == str(bare)
+    assert result.repo == str(basic_repo)  # named by its origin remote
     assert result.stats.sites > 0
 
 
@@ -193,3 +193,27 @@ def test_unwritable_cache_dir(basic_repo: Path, tmp_path: Path) -> None:
         cache = Path("/proc/cache")
     with pytest.raises(errscan.InputError, match="cache dir not writable"):
         errscan.extract(f"file://{basic_repo}@main", cache_dir=cache)
+
+
+def test_a_local_repository_is_named_the_same_whatever_path_names_it(
+    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(basic_repo.parent))
+    monkeypatch.chdir(basic_repo / "pkg")
+    spellings = [".", "..", str(basic_repo), f"{basic_repo}/pkg", "../pkg/.."]
+    results = [errscan.extract(f"{where}@main") for where in spellings]
+    assert {r.repo for r in results} == {"~/basic"}
+    assert len({tuple(r.id for r in result.records) for result in results}) == 1
+    assert all(r.url is None for result in results for r in result.records)
+
+
+def test_a_github_origin_names_the_repository_and_pins_links(basic_repo: Path) -> None:
+    git(basic_repo, "remote", "add", "origin", "git@github.com:acme/engine.git")
+    result = errscan.extract(f"{basic_repo}@main")
+    sha = git(basic_repo, "rev-parse", "main")
+    assert {r.repo for r in result.records} == {"acme/engine"}
+    record = result.records[0]
+    assert record.url == f"https://github.com/acme/engine/blob/{sha}/{record.file}#L{record.line}"
+    assert errscan.extract(f"{basic_repo}@main", repo_name="other/name").records[0].repo == (
+        "other/name"
+    )

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import errscan
 from errscan.analyzer import store as store_stage
 from errscan.cli import cli
-from tests.support import ROOT, commit_all, write
+from tests.support import ROOT, commit_all, git, write
 
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json").read_text())
 
@@ -351,3 +351,20 @@ def test_read_only_commands_make_no_store(tmp_path: Path) -> None:
         code, _, _ = run(*args, "--db", str(missing))
         assert code == 2
     assert not missing.exists()
+
+
+def test_export_of_a_stored_remote_scan_by_its_sha_asks_no_network(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "fixtures" / "repos" / "basic", source)
+    git(source, "init", "-q", "-b", "main")
+    sha = commit_all(source, "one")
+    db, cache = tmp_path / "s.db", tmp_path / "cache"
+    target = f"file://{source}@{sha}"
+    assert run("extract", target, "--db", str(db), "--cache-dir", str(cache), "-q",
+               "-o", os.devnull)[0] == 0  # fmt: skip
+    shutil.rmtree(source)
+    shutil.rmtree(cache)  # nothing left to fetch from, nor fetched: a resolve would fail
+    out = tmp_path / "x.sarif"
+    code, _, err = run("export", target, "--db", str(db), "--format", "sarif", "-o", str(out))
+    assert code == 0, err
+    assert json.loads(out.read_text())["runs"][0]["results"]

@@ -110,7 +110,7 @@ TRIGGERS = [
         """,
         "Raised while reading Box.size.",
     ),
-    ("raise ImportError('needs numpy')\n", "Raised while importing pkg.mod."),
+    ("raise ImportError('needs numpy')\n", "Raised while importing mod."),
     (
         """
         def convert(items):
@@ -123,7 +123,7 @@ TRIGGERS = [
         "Re-raised by convert when iterating item in items and handling ValueError.",
     ),
     ("def f(x):\n    assert x, 'x needed'\n", "Fails an assertion by f when not x."),
-    ("import sys\nsys.exit('bye')\n", "Exits while importing pkg.mod."),
+    ("import sys\nsys.exit('bye')\n", "Exits while importing mod."),
 ]
 
 
