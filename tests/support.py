@@ -49,3 +49,24 @@ def write(repo: Path, path: str, text: str) -> None:
     target = repo / path
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
+
+
+def many_errors_repo(dest: Path, files: int = 300, per_file: int = 250) -> Path:
+    """A repository large enough that a scan of it can be interrupted midway."""
+    dest.mkdir(parents=True)
+    git(dest, "init", "-q")
+    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(per_file))
+    for i in range(files):
+        write(dest, f"m{i:03d}.py", f"# file {i}\n{body}")
+    commit_all(dest, "many")
+    return dest
+
+
+def wait_for_results(cache: Path, then: float) -> None:
+    """Until a scan has opened its result cache under `cache`, then `then` seconds more."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(then)

@@ -16,7 +16,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 import errscan
 from errscan.analyzer import cache as cache_stage
 from errscan.analyzer import scan
-from tests.support import ROOT, commit_all, git, write
+from tests.support import ROOT, commit_all, git, many_errors_repo, wait_for_results, write
 
 _COMPARED: Counter[str] = Counter()
 
@@ -248,20 +247,13 @@ def test_deep_expressions_in_a_process_pool(
 
 
 def test_a_sigkill_mid_scan(tmp_path: Path) -> None:
-    repo = _init(tmp_path / "repo")
-    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(200))
-    for i in range(200):
-        write(repo, f"m{i:03d}.py", f"# {i}\n{body}")
-    commit_all(repo, "many")
+    repo = many_errors_repo(tmp_path / "repo", files=200, per_file=200)
     cache = tmp_path / "killed-cache"
     command = [sys.executable, "-m", "errscan", "extract", str(repo), "-q", "-o", os.devnull,
                "--context", "1", "--cache-dir", str(cache)]  # fmt: skip
     for pause in (0.2, 0.6):
         proc = subprocess.Popen(command, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(pause)
+        wait_for_results(cache, pause)
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: workers too
         proc.wait()
         fresh = _jsonl(str(repo), use_cache=False, context=1)

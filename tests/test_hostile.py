@@ -19,7 +19,7 @@ import pytest
 
 import errscan
 from errscan.analyzer import scan
-from tests.support import build_repo, commit_all, git, write
+from tests.support import build_repo, commit_all, git, many_errors_repo, wait_for_results, write
 
 
 def add_generated(repo: Path, tmp_path: Path) -> None:
@@ -156,13 +156,7 @@ def test_time_limit_turns_a_slow_file_into_an_error_that_is_not_kept(
 
 
 def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Path) -> None:
-    repo = tmp_path / "many"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(250))
-    for i in range(300):
-        write(repo, f"m{i:03d}.py", f"# file {i}\n{body}")
-    commit_all(repo, "many")
+    repo = many_errors_repo(tmp_path / "many")
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     out = out_dir / "records.jsonl"
@@ -170,10 +164,7 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     command = [sys.executable, "-m", "errscan", "extract", str(repo), "-o", str(out), "-q",
                "--context", "0", "--cache-dir", str(cache)]  # fmt: skip
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)  # into the scan of 300 files, far from its end
+    wait_for_results(cache, 0.3)  # into the scan of 300 files, far from its end
     assert proc.poll() is None, "the scan ended before the interrupt"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -230,13 +221,7 @@ def test_no_one_file_stops_a_scan(tmp_path: Path, jobs: str) -> None:
 def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:
     """`timeout`, a CI cancel or systemd send SIGTERM to errscan alone: no temp output, no
     temp folder, no pool worker may outlive it."""
-    repo = tmp_path / "many"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    body = "".join(f"def f{i}(x):\n    raise ValueError(f'{i} {{x}}')\n" for i in range(250))
-    for i in range(300):
-        write(repo, f"m{i:03d}.py", f"# file {i}\n{body}")
-    commit_all(repo, "many")
+    repo = many_errors_repo(tmp_path / "many")
     out_dir, temp = tmp_path / "out", tmp_path / "tmp"
     out_dir.mkdir()
     temp.mkdir()
@@ -246,10 +231,7 @@ def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         command, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)}
     )
-    deadline = time.monotonic() + 30
-    while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)
+    wait_for_results(cache, 0.3)
     assert proc.poll() is None, "the scan ended before SIGTERM"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)

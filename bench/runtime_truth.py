@@ -1,0 +1,308 @@
+"""Runtime truth: what real test suites raise, against errscan's records of the same sources.
+
+    python bench/runtime_truth.py [--projects packaging,jinja2,...] [--python PYTHON3.12]
+
+For each project: its sdist (downloaded once into a cache outside this repository,
+~/.cache/errscan-bench), unpacked; its test suite run under Python 3.12 with every
+explicit `raise` inside the package recorded as it executes (sys.monitoring's RAISE
+event, kept only at RAISE_VARARGS instructions with an argument: the event also fires
+in every frame the exception passes through, and a bare `raise` re-raises); the tree
+committed into a throwaway git repository and scanned by this checkout's errscan. Then
+per project: executed sites with a record, exception classes that agree, templates
+resolved, and templates that fullmatch every message captured at their site (those
+with no literal text counted apart). Nothing here runs in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from errscan.analyzer.lookup import _matches  # noqa: E402
+
+CACHE = Path(os.environ.get("ERRSCAN_BENCH_CACHE", Path.home() / ".cache" / "errscan-bench"))
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    version: str
+    package: str  # the import name, under src/
+    deps: tuple[str, ...]  # what its tests import besides pytest
+    pytest_args: tuple[str, ...] = ()
+
+
+PROJECTS = {
+    p.name: p
+    for p in [
+        Project("packaging", "26.4", "packaging", ("pretend", "tomli_w", "hypothesis")),
+        Project("itsdangerous", "2.2.0", "itsdangerous", ("freezegun",)),
+        Project("jinja2", "3.1.6", "jinja2", ("markupsafe", "trio")),
+        Project("markupsafe", "3.0.4", "markupsafe", ()),
+        Project("attrs", "26.1.0", "attr", ("hypothesis", "cloudpickle")),
+    ]
+}
+
+# Loaded into the test run by `-p errscan_capture`: records each explicit raise in SRC.
+_PLUGIN = r"""
+import dis, json, os, sys
+SRC = os.environ["ERRSCAN_CAPTURE_SRC"]
+OUT = os.environ["ERRSCAN_CAPTURE_OUT"]
+TOOL = 4
+_raises = {}
+_seen = {}
+
+def _explicit(code):
+    found = _raises.get(code)
+    if found is None:
+        found = _raises[code] = {
+            i.offset: i.positions.lineno
+            for i in dis.get_instructions(code)
+            if i.opname == "RAISE_VARARGS" and i.arg
+        }
+    return found
+
+def _on_raise(code, offset, exc):
+    if not code.co_filename.startswith(SRC):
+        return
+    line = _explicit(code).get(offset)
+    if line is None:
+        return
+    cls = type(exc)
+    try:
+        text = str(exc)
+    except Exception:
+        text = None
+    key = (code.co_filename, line)
+    messages = _seen.setdefault(key, {})
+    if len(messages) < 50:
+        messages[text] = f"{cls.__module__}.{cls.__qualname__}"
+
+def pytest_configure(config):
+    sys.monitoring.use_tool_id(TOOL, "errscan-capture")
+    sys.monitoring.register_callback(TOOL, sys.monitoring.events.RAISE, _on_raise)
+    sys.monitoring.set_events(TOOL, sys.monitoring.events.RAISE)
+
+def pytest_unconfigure(config):
+    sys.monitoring.set_events(TOOL, 0)
+    with open(OUT, "w", encoding="utf-8") as out:
+        for (path, line), messages in sorted(_seen.items()):
+            for text, cls in messages.items():
+                where = os.path.relpath(path, os.path.dirname(SRC.rstrip(os.sep)))
+                row = {"file": where, "line": line, "class": cls, "message": text}
+                out.write(json.dumps(row) + "\n")
+"""
+
+
+def sdist(project: Project) -> Path:
+    folder = CACHE / "sdists"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = sorted(folder.glob(f"{project.name}-{project.version}.tar.gz"))
+    if not found:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+             f"{project.name}=={project.version}", "-d", str(folder)],
+            check=True,
+        )  # fmt: skip
+        found = sorted(folder.glob(f"{project.name}-{project.version}.tar.gz"))
+    return found[0]
+
+
+def venv(project: Project, python: str) -> Path:
+    """A Python 3.12 environment with pytest and the project's test dependencies, kept."""
+    digest = hashlib.sha256(" ".join(project.deps).encode()).hexdigest()[:8]
+    where = CACHE / "venvs" / f"{project.name}-{project.version}-{digest}"
+    ready = where / "ready"
+    if not ready.exists():
+        shutil.rmtree(where, ignore_errors=True)
+        subprocess.run([python, "-m", "venv", str(where)], check=True)
+        subprocess.run(
+            [str(where / "bin" / "python"), "-m", "pip", "install", "-q", "pytest", *project.deps],
+            check=True,
+        )
+        ready.write_text("ok")
+    return where / "bin" / "python"
+
+
+def capture(project: Project, tree: Path, python: Path) -> list[dict[str, Any]]:
+    plugin_dir = tree.parent / "plugin"
+    plugin_dir.mkdir(exist_ok=True)
+    (plugin_dir / "errscan_capture.py").write_text(_PLUGIN)
+    out = tree.parent / "captured.jsonl"
+    src = tree / "src" / project.package
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(tree / "src")]),
+        "ERRSCAN_CAPTURE_SRC": str(src) + os.sep,
+        "ERRSCAN_CAPTURE_OUT": str(out),
+    }
+    args = project.pytest_args or (
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--continue-on-collection-errors",
+    )
+    subprocess.run(
+        [str(python), "-m", "pytest", *args, "-p", "errscan_capture", "tests"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=1800,
+    )  # fmt: skip  (failing tests are fine: what they raise is still truth)
+    if not out.exists():
+        raise SystemExit(f"{project.name}: the test run recorded nothing")
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def records(tree: Path) -> list[dict[str, Any]]:
+    repo = tree.parent / "repo"
+    shutil.copytree(tree / "src", repo / "src")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "sdist"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+    out = tree.parent / "records.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "errscan", "extract", str(repo), "-q", "--no-cache", "-o", str(out)],
+        check=True, cwd=ROOT,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return [row for row in rows if "id" in row]
+
+
+@dataclass
+class Tally:
+    sites: int = 0
+    recorded: int = 0
+    classes: int = 0
+    resolved: int = 0
+    correct: int = 0
+    wildcard: int = 0
+    wildcard_correct: int = 0
+    misses: list[str] = field(default_factory=list)
+
+
+def _templates(record: dict[str, Any]) -> list[list[tuple[str | None, str | None]]]:
+    from errscan.analyzer import lookup
+    from errscan.models import ErrorRecord
+
+    return [list(t) for t in lookup._templates(ErrorRecord.from_dict(record))]
+
+
+def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]]) -> Tally:
+    by_site: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in captured:
+        by_site[(row["file"], row["line"])].append(row)
+    by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in found:
+        by_file[record["file"]].append(record)
+    tally = Tally()
+    for (path, line), rows in sorted(by_site.items()):
+        tally.sites += 1
+        candidates = [
+            r for r in by_file.get(f"src/{path}", []) if r["line"] <= line <= r["end_line"]
+        ]
+        candidates.sort(key=lambda r: (r["line"] != line, r["line"]))
+        if not candidates:
+            tally.misses.append(f"no record: src/{path}:{line} {rows[0]['class']}")
+            continue
+        record = candidates[0]
+        tally.recorded += 1
+        classes = {row["class"] for row in rows}
+        if classes == {record["exception_qualname"]}:
+            tally.classes += 1
+        else:
+            tally.misses.append(
+                f"class: src/{path}:{line} {record['exception_qualname']} vs {sorted(classes)}"
+            )
+        if record["message"] is None:
+            continue
+        tally.resolved += 1
+        templates = _templates(record)
+        literal = any(text for text, _ in templates[0])
+        ok = all(
+            row["message"] is not None and any(_matches(t, row["message"]) for t in templates)
+            for row in rows
+        )
+        if not literal:
+            tally.wildcard += 1
+            tally.wildcard_correct += ok
+        tally.correct += ok
+        if not ok:
+            shown = next(
+                r["message"]
+                for r in rows
+                if not any(_matches(t, r["message"] or "") for t in templates)
+            )
+            tally.misses.append(f"template: src/{path}:{line} {record['message']!r} vs {shown!r}")
+    return tally
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "0/0"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--projects", default="packaging,itsdangerous,jinja2,markupsafe")
+    parser.add_argument("--python", default=str(Path.home() / ".pyenv/versions/3.12.1/bin/python"))
+    parser.add_argument("--misses", type=int, default=15, help="misses listed per project")
+    options = parser.parse_args()
+    total = Tally()
+    head = ["project", "executed sites", "with a record", "class right", "resolved",
+            "fullmatch", "wildcard-only (right)"]  # fmt: skip
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    misses: dict[str, list[str]] = {}
+    for name in options.projects.split(","):
+        project = PROJECTS[name]
+        with tempfile.TemporaryDirectory(prefix=f"truth-{name}-") as work:
+            with tarfile.open(sdist(project)) as archive:
+                archive.extractall(work, filter="data")
+            tree = Path(work) / f"{project.name}-{project.version}"
+            captured = capture(project, tree, venv(project, options.python))
+            tally = compare(captured, records(tree))
+        for key in (
+            "sites",
+            "recorded",
+            "classes",
+            "resolved",
+            "correct",
+            "wildcard",
+            "wildcard_correct",
+        ):
+            setattr(total, key, getattr(total, key) + getattr(tally, key))
+        misses[name] = tally.misses
+        print(f"| {name} {project.version} | {tally.sites} | {_pct(tally.recorded, tally.sites)} | "
+              f"{_pct(tally.classes, tally.recorded)} | {_pct(tally.resolved, tally.sites)} | "
+              f"{_pct(tally.correct, tally.resolved)} | "
+              f"{tally.wildcard} ({tally.wildcard_correct}) |",
+              flush=True)  # fmt: skip
+    print(f"| all | {total.sites} | {_pct(total.recorded, total.sites)} | "
+          f"{_pct(total.classes, total.recorded)} | {_pct(total.resolved, total.sites)} | "
+          f"{_pct(total.correct, total.resolved)} | "
+          f"{total.wildcard} ({total.wildcard_correct}) |")  # fmt: skip
+    for name, listed in misses.items():
+        print(f"\n{name}: {len(listed)} misses")
+        for line in listed[: options.misses]:
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
