@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Sequence
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors import trigger
-from errscan.extractors.message import inline, merge
+from errscan.extractors.message import inline, literal_value, merge
 from errscan.models import ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -57,7 +59,7 @@ def link(
     records = []
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
-        info = index.exception_info(_qualname(site, index))
+        info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
         composed = (
             _composed(site, info.init.init_params, info.init.init_parts) if info.init else None
         )
@@ -76,8 +78,10 @@ def link(
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         source = "init"
-        if composed is None and info.qualname and info.qualname.startswith("builtins."):
-            composed = _builtin_str(site, info.qualname[9:])
+        if composed is None and info.qualname is not None:
+            composed = _special_str(site, info.qualname)
+            if composed is None and info.qualname.startswith("builtins."):
+                composed = _builtin_str(site, info.qualname[9:])
             source = site.message_source
         if composed is not None:
             text = "".join(part.placeholder for part in composed)
@@ -128,6 +132,35 @@ def _composed(
     return tuple(merge(out))
 
 
+# OSError(errno.ENOENT, ...) is a FileNotFoundError: CPython picks the subclass by errno
+_ERRNO_CLASSES = {
+    **dict.fromkeys(("EAGAIN", "EALREADY", "EWOULDBLOCK", "EINPROGRESS"), "BlockingIOError"),
+    "ECHILD": "ChildProcessError",
+    **dict.fromkeys(("EPIPE", "ESHUTDOWN"), "BrokenPipeError"),
+    "ECONNABORTED": "ConnectionAbortedError",
+    "ECONNREFUSED": "ConnectionRefusedError",
+    "ECONNRESET": "ConnectionResetError",
+    "EEXIST": "FileExistsError",
+    "ENOENT": "FileNotFoundError",
+    "EISDIR": "IsADirectoryError",
+    "ENOTDIR": "NotADirectoryError",
+    "EINTR": "InterruptedError",
+    **dict.fromkeys(("EACCES", "EPERM", "ENOTCAPABLE"), "PermissionError"),
+    "ESRCH": "ProcessLookupError",
+    "ETIMEDOUT": "TimeoutError",
+}
+
+
+def _os_error_subclass(site: Site, qualname: str | None) -> str | None:
+    """`raise OSError(errno.EEXIST, ...)` raises a FileExistsError."""
+    if qualname != "builtins.OSError" or not site.call_args or site.call_args[0][0] is not None:
+        return qualname
+    first = site.call_args[0][1].strip()
+    name = first.rsplit(".", 1)[-1] if first.startswith("errno.") else None
+    subclass = _ERRNO_CLASSES.get(name or "")
+    return f"builtins.{subclass}" if subclass else qualname
+
+
 _OS_ERRORS = frozenset(name for name, cls in BUILTIN_EXCEPTIONS.items() if issubclass(cls, OSError))
 
 
@@ -161,6 +194,140 @@ def _builtin_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
     if name == "KeyError" and len(positional) == 1:
         return _key_error(site.message_parts)
     return None
+
+
+def _special_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
+    """str() of the builtin and standard exceptions that compose their text from several
+    arguments (CPython's Objects/exceptions.c, subprocess.py, json/decoder.py)."""
+    if site.kind not in ("raise", "exit"):
+        return None
+    positional = [text for keyword, text in site.call_args if keyword is None]
+    keywords = {keyword: text for keyword, text in site.call_args if keyword is not None}
+    rule = _SPECIAL.get(name)
+    return rule(positional, keywords) if rule is not None else None
+
+
+def _arg(text: str, conversion: str | None = None) -> MessagePart:
+    return inline(MessagePart(expr=text, conversion=conversion))
+
+
+def _text(value: str) -> MessagePart:
+    return MessagePart(text=value)
+
+
+def _syntax_error(
+    positional: list[str], _keywords: dict[str, str]
+) -> tuple[MessagePart, ...] | None:
+    """SyntaxError(msg, (filename, lineno, offset, text)): `msg (file.py, line 3)`, the
+    file's base name only."""
+    if len(positional) != 2:
+        return None
+    details = _tuple_items(positional[1])
+    if details is None or len(details) < 2:
+        return (_arg(positional[0]), _text(" ("), MessagePart(expr=positional[1]), _text(")"))
+    filename, lineno = details[0], details[1]
+    known, value = literal_value(filename)
+    if known and value is None:
+        where: list[MessagePart] = [_text("line "), _arg(lineno)]
+    else:
+        shown = _text(os.path.basename(value)) if known and isinstance(value, str) else None
+        where = [shown or MessagePart(expr=f"os.path.basename({filename})")]
+        if literal_value(lineno) != (True, None):
+            where += [_text(", line "), _arg(lineno)]
+    return tuple(merge([_arg(positional[0]), _text(" ("), *where, _text(")")]))
+
+
+def _exception_group(
+    positional: list[str], _keywords: dict[str, str]
+) -> tuple[MessagePart, ...] | None:
+    """ExceptionGroup(msg, excs): `msg (2 sub-exceptions)`."""
+    if len(positional) != 2:
+        return None
+    items = _tuple_items(positional[1])
+    if items is not None and items:
+        count = [_text(f" ({len(items)} sub-exception{'s' if len(items) > 1 else ''})")]
+    else:
+        size = f"len({positional[1]})"
+        count = [_text(" ("), MessagePart(expr=size), _text(" sub-exception"),
+                 MessagePart(expr=f"'s' if {size} > 1 else ''"), _text(")")]  # fmt: skip
+    return tuple(merge([_arg(positional[0]), *count]))
+
+
+def _unicode_error(
+    verb: str, unit: str
+) -> Callable[[list[str], dict[str, str]], tuple[MessagePart, ...] | None]:
+    """UnicodeDecodeError(encoding, object, start, end, reason) and its kin: `'utf-8'
+    codec can't decode byte 0x80 in position 3: invalid start byte`."""
+
+    def rule(positional: list[str], _keywords: dict[str, str]) -> tuple[MessagePart, ...] | None:
+        if len(positional) != 5 - (verb == "translate"):
+            return None
+        *head, start, end, reason = positional
+        prefix = [] if verb == "translate" else [_text("'"), _arg(head[0]), _text("' codec ")]
+        what = MessagePart(expr=f"the {unit}s at {start}:{end} of {head[-1]}")
+        return tuple(merge([*prefix, _text(f"can't {verb} "), what, _text(" in position "),
+                            MessagePart(expr=f"{start} or {start}-{end} - 1"), _text(": "),
+                            _arg(reason)]))  # fmt: skip
+
+    return rule
+
+
+def _called_process_error(
+    positional: list[str], keywords: dict[str, str]
+) -> tuple[MessagePart, ...] | None:
+    """CalledProcessError(returncode, cmd): `Command 'ls' returned non-zero exit status
+    2.` (a negative code: `died with <Signals.SIGKILL: 9>.`)."""
+    returncode = positional[0] if positional else keywords.get("returncode")
+    cmd = positional[1] if len(positional) > 1 else keywords.get("cmd")
+    if returncode is None or cmd is None:
+        return None
+    known, value = literal_value(returncode)
+    if known and isinstance(value, int) and value >= 0:
+        ending = [_text(f"returned non-zero exit status {value}.")]
+    else:
+        ending = [MessagePart(expr=f"the fate of exit status {returncode}"), _text(".")]
+    return tuple(merge([_text("Command '"), _arg(cmd), _text("' "), *ending]))
+
+
+def _json_decode_error(
+    positional: list[str], keywords: dict[str, str]
+) -> tuple[MessagePart, ...] | None:
+    """JSONDecodeError(msg, doc, pos): `Expecting value: line 1 column 5 (char 4)`."""
+    msg = positional[0] if positional else keywords.get("msg")
+    pos = positional[2] if len(positional) > 2 else keywords.get("pos")
+    if msg is None or pos is None:
+        return None
+    return tuple(merge([_arg(msg), _text(": line "), MessagePart(expr=f"line of {pos}"),
+                        _text(" column "), MessagePart(expr=f"column of {pos}"),
+                        _text(" (char "), _arg(pos), _text(")")]))  # fmt: skip
+
+
+def _tuple_items(text: str) -> list[str] | None:
+    """The source of each item of a tuple or list display, or None."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Tuple | ast.List) or any(
+        isinstance(item, ast.Starred) for item in node.elts
+    ):
+        return None
+    return [ast.get_source_segment(text.strip(), item) or ast.unparse(item) for item in node.elts]
+
+
+_SPECIAL: dict[str, Callable[[list[str], dict[str, str]], tuple[MessagePart, ...] | None]] = {
+    "builtins.SyntaxError": _syntax_error,
+    "builtins.IndentationError": _syntax_error,
+    "builtins.TabError": _syntax_error,
+    "builtins.ExceptionGroup": _exception_group,
+    "builtins.BaseExceptionGroup": _exception_group,
+    "builtins.UnicodeDecodeError": _unicode_error("decode", "byte"),
+    "builtins.UnicodeEncodeError": _unicode_error("encode", "character"),
+    "builtins.UnicodeTranslateError": _unicode_error("translate", "character"),
+    "subprocess.CalledProcessError": _called_process_error,
+    "json.JSONDecodeError": _json_decode_error,
+    "json.decoder.JSONDecodeError": _json_decode_error,
+}
 
 
 def _key_error(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
