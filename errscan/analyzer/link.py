@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors import trigger
+from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import inline, literal_value, merge
 from errscan.models import ErrorRecord, MessagePart, Site
 
@@ -101,7 +102,7 @@ def _qualname(site: Site, index: Index) -> str | None:
     ref = site.exception_ref
     if ref is None or site.kind == "reraise":
         return None
-    if site.message_source == "factory" or not ref.rsplit(".", 1)[-1][:1].isupper():
+    if site.message_source == "factory" or not looks_like_class_name(ref.rsplit(".", 1)[-1]):
         return index.factory_class(site.file, ref, site.function)
     return index.resolve(site.file, ref)
 

@@ -76,7 +76,12 @@ def _keyword(kw: ast.keyword, src: Source) -> str:
 
 
 def _looks_like_class(node: ast.expr) -> bool:
-    """CapWords names are classes by convention; `make_error`, `self._error` are factories."""
+    """CapWords names are classes by convention, private ones too (`_ParseError`);
+    `make_error`, `self._error` are factories."""
     if isinstance(node, ast.Attribute):
-        return node.attr[:1].isupper()
-    return isinstance(node, ast.Name) and node.id[:1].isupper()
+        return looks_like_class_name(node.attr)
+    return isinstance(node, ast.Name) and looks_like_class_name(node.id)
+
+
+def looks_like_class_name(name: str) -> bool:
+    return name.lstrip("_")[:1].isupper()
