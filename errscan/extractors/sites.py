@@ -59,6 +59,8 @@ def extract(
     for node, frame in _walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
+            if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
+                value = _assigned_call(frame.body, value.id)
             callee = value.func if isinstance(value, ast.Call) else None
             built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
             made.setdefault(scope.qualname(frame.scope), set()).add(built)
@@ -71,6 +73,26 @@ def extract(
         if len(classes) == 1 and None not in classes
     ]
     return sites, factories  # type: ignore[return-value]
+
+
+def _assigned_call(body: Sequence[ast.stmt], name: str) -> ast.expr | None:
+    """The call a function assigns to `name`, where every assignment to it is one call
+    of the same callee (and none is nested in another function); else None."""
+    calls: list[ast.Call] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                if not isinstance(node.value, ast.Call) or isinstance(node, ast.AugAssign):
+                    return None
+                calls.append(node.value)
+        stack.extend(ast.iter_child_nodes(node))
+    callees = {ast.dump(call.func) for call in calls}
+    return calls[0] if len(callees) == 1 else None
 
 
 # statements that hold no statements, nor are what _walk looks for: never visited
