@@ -91,7 +91,7 @@ def _assigned_call(body: Sequence[ast.stmt], name: str) -> ast.expr | None:
                     return None
                 calls.append(node.value)
         stack.extend(ast.iter_child_nodes(node))
-    callees = {ast.dump(call.func) for call in calls}
+    callees = {ast.unparse(call.func) for call in calls}
     return calls[0] if len(callees) == 1 else None
 
 
