@@ -5,9 +5,11 @@ scanned repository's configuration says can make git run a program, prompt, fetc
 write. The commands, and what each could otherwise be made to run:
 
     rev-parse --absolute-git-dir   (in the path given)  core.fsmonitor, include.path
+    config --get remote.origin.url (naming it)          include.path
     rev-parse --verify REV^{commit}                     core.fsmonitor, replace refs
-    ls-tree -r -z -l --full-tree COMMIT                 replace refs, promisor remotes
-    cat-file --batch                                    promisor remotes (lazy fetch:
+    ls-tree -r -z [-l] --full-tree COMMIT               replace refs, promisor remotes
+    rev-list --objects --missing=print (partial clones) promisor remotes
+    cat-file --batch-check, cat-file --batch            promisor remotes (lazy fetch:
                                                         remote.*.uploadpack, a pack written)
     cat-file commit SHA  (the commit's date)            nothing; `git show` would run
                                                         gpg.program (log.showSignature)
