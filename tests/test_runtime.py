@@ -33,6 +33,12 @@ def pattern(record: errscan.ErrorRecord) -> re.Pattern[str]:
     return re.compile("".join(pieces), re.DOTALL)
 
 
+def candidate_pattern(candidate: str) -> re.Pattern[str]:
+    """A candidate template's text as a pattern, each `{...}` placeholder any text."""
+    pieces = re.split(r"\{[^{}]*\}", candidate)
+    return re.compile(".*?".join(re.escape(piece) for piece in pieces), re.DOTALL)
+
+
 def matches(record: errscan.ErrorRecord, text: str) -> bool:
     if record.message is None:
         return False
@@ -91,7 +97,7 @@ def test_templates_match_runtime_messages(
             continue
         text = str(exc)
         ok = matches(record, text) or any(
-            re.fullmatch(re.escape(c).replace(r"\{", "{"), text) for c in record.message_candidates
+            candidate_pattern(c).fullmatch(text) for c in record.message_candidates
         )
         per_form[(record.message_source, "match" if ok else "MISMATCH")] += 1
         if not ok:

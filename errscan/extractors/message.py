@@ -82,7 +82,56 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     if isinstance(base, ast.Name | ast.Attribute):
         local = isinstance(base, ast.Name) and reader.lookup.local(base.id)
         via = "variable" if local else "constant"
-    return _distinct([reader.finish(reader.parts(node), via or _form(node))])
+    found = [reader.finish(reader.parts(node), via or _form(node))]
+    plural = _plural(node)
+    if plural is not None and found[0] is not None:
+        other = _Reader(src, reader.lookup)  # a budget of its own
+        found.append(other.finish(other.parts(plural), via or _form(node)))
+    return _distinct(found)
+
+
+_GETTEXT = frozenset(("_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))
+_NGETTEXT = frozenset(("ngettext", "ungettext", "ngettext_lazy"))
+
+
+def _translated(node: ast.expr, plural: bool = False) -> ast.expr | None:
+    """The text a gettext call translates (`_("...")`, `gettext("...")`, and the singular,
+    or with `plural` the plural, of `ngettext(...)`); None for any other expression."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name in _GETTEXT and len(node.args) == 1 and not plural:
+        return node.args[0]
+    if name in _NGETTEXT and len(node.args) == 3:
+        return node.args[1 if plural else 0]
+    return None
+
+
+def _plural(node: ast.expr) -> ast.expr | None:
+    """The message with an ngettext call's plural in place of its singular, or None."""
+    target = node.func.value if _is_format(node) else node  # type: ignore[attr-defined]
+    if _translated(target, plural=True) is None:
+        return None
+    swapped = _swap_plural(target)
+    if target is node:
+        return swapped
+    func = ast.Attribute(value=swapped, attr="format", ctx=ast.Load())
+    return ast.Call(func=func, args=node.args, keywords=node.keywords)  # type: ignore[attr-defined]
+
+
+def _is_format(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+    )
+
+
+def _swap_plural(call: ast.expr) -> ast.expr:
+    assert isinstance(call, ast.Call)
+    args = [call.args[1], call.args[1], call.args[2]]
+    return ast.Call(func=call.func, args=args, keywords=[])
 
 
 def _distinct(found: list[Template | None]) -> list[Template]:
@@ -103,6 +152,10 @@ def _template_base(node: ast.expr) -> ast.expr | None:
 
 
 def _form(node: ast.expr) -> str:
+    # case: _("..."), the form of what it translates
+    translated = _translated(node)
+    if translated is not None:
+        return _form(translated)
     # case: "literal" (implicit concatenation of plain literals included)
     if isinstance(node, ast.Constant):
         return "literal"
@@ -227,6 +280,11 @@ class _Reader:
         if name in ("dedent", "cleandoc") and len(node.args) == 1 and not node.keywords:
             inner = self.parts(node.args[0])
             return _through_text(inner, _STRIP[name]) if inner is not None else None
+        # case: _("..."), gettext("..."), ngettext("one", "many", n) (the singular; the
+        # plural is a candidate of its own): the untranslated text, as most users see it
+        text = _translated(node)
+        if text is not None:
+            return self.parts(text)
         return None
 
     def _join(self, separator_node: ast.expr, items: ast.expr) -> list[MessagePart] | None:
