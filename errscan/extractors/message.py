@@ -11,7 +11,7 @@ import inspect
 import re
 import string
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -68,8 +68,11 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     if isinstance(node, ast.Name):
         chains = reader.lookup.local(node.id)
         if chains:
-            found = [reader.finish(reader.chain(chain), "variable") for chain in chains]
-            return _distinct(found) if all(found) else []  # one unknown path: no guess
+            paths = _branches(chains)
+            found = [reader.finish(reader.chain(chain), "variable") for chain in paths]
+            if not all(found):
+                return []  # one unknown path: no guess
+            return _general(_distinct(found), node.id)
     # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
     if isinstance(node, ast.Name | ast.Attribute):
         constant = reader.lookup.constant(node)
@@ -132,6 +135,75 @@ def _swap_plural(call: ast.expr) -> ast.expr:
     assert isinstance(call, ast.Call)
     args = [call.args[1], call.args[1], call.args[2]]
     return ast.Call(func=call.func, args=args, keywords=[])
+
+
+def _branches(chains: list[Chain]) -> list[Chain]:
+    """Each chain once for each side of a conditional expression it starts with
+    (`msg = "a" if c else f"b {x}"`), at most 16 chains in all."""
+    out: list[Chain] = []
+    todo = list(chains)
+    while todo and len(out) + len(todo) <= 16:
+        chain = todo.pop(0)
+        first = chain[0]
+        if isinstance(first, ast.IfExp):
+            todo[:0] = [(first.body, *chain[1:]), (first.orelse, *chain[1:])]
+        else:
+            out.append(chain)
+    return out + todo
+
+
+def _general(found: list[Template], name: str) -> list[Template]:
+    """A variable's candidates with the most general first: where they share literal text
+    at the start or the end (an optional part added under a condition, a loop's
+    additions), one template of that text around a placeholder for the rest, which every
+    path's message matches. An empty message (`msg = ""` before the branches that set
+    it) is no candidate beside others."""
+    said = [t for t in found if t.text]
+    found = said or found
+    if len(found) < 2:
+        return found
+    tokens = [_tokens(t.parts) for t in found]
+    shortest = min(len(ts) for ts in tokens)
+    start = 0
+    while start < shortest and all(ts[start] == tokens[0][start] for ts in tokens):
+        start += 1
+    while start and any(_inside_word(ts, start) for ts in tokens):
+        start -= 1  # the shared text ends between words, not inside one
+    end = 0
+    while start + end < shortest and all(ts[-1 - end] == tokens[0][-1 - end] for ts in tokens):
+        end += 1
+    while end and any(_inside_word(ts, len(ts) - end) for ts in tokens):
+        end -= 1
+    kept = tokens[0][:start] + tokens[0][len(tokens[0]) - end :]
+    if not any(isinstance(token, str) and token.strip() for token in kept):
+        return found  # nothing literal in common: no general template
+    rest = MessagePart(expr=name)
+    parts = [MessagePart(text=t) if isinstance(t, str) else t for t in tokens[0][:start]]
+    parts.append(rest)
+    parts += [
+        MessagePart(text=t) if isinstance(t, str) else t for t in tokens[0][len(tokens[0]) - end :]
+    ]
+    merged = Template(tuple(merge(parts)), found[0].source)
+    return _distinct([merged, *found])
+
+
+def _inside_word(tokens: list[str | MessagePart], at: int) -> bool:
+    """Whether position `at` falls between two letters or digits of one word."""
+    if not 0 < at < len(tokens):
+        return False
+    before, after = tokens[at - 1], tokens[at]
+    return isinstance(before, str) and isinstance(after, str) and (before + after).isalnum()
+
+
+def _tokens(parts: Sequence[MessagePart]) -> list[str | MessagePart]:
+    """A template as characters of its text and placeholders, one token each."""
+    out: list[str | MessagePart] = []
+    for part in parts:
+        if part.text is not None:
+            out.extend(part.text)
+        else:
+            out.append(part)
+    return out
 
 
 def _distinct(found: list[Template | None]) -> list[Template]:
