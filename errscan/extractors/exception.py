@@ -37,6 +37,17 @@ class Raised:
         return cls(exception, node, (), node is None, positional, call_args=call_args)
 
 
+def unwrapped(exc: ast.expr | None) -> ast.expr | None:
+    """What `raise X.with_traceback(tb)` raises: X."""
+    while (
+        isinstance(exc, ast.Call)
+        and isinstance(exc.func, ast.Attribute)
+        and exc.func.attr == "with_traceback"
+    ):
+        exc = exc.func.value
+    return exc
+
+
 def raised(exc: ast.expr | None, src: Source) -> Raised:
     # case: bare `raise`
     if exc is None:

@@ -42,6 +42,8 @@ class _Frame:
     handlers: Handlers
     path: tuple[guards.Step, ...] = ()
     is_property: bool = False
+    # the function's parameters whose default is a name (`exc_cls=errors.ArgumentError`)
+    defaults: tuple[tuple[str, ast.expr], ...] = ()
 
 
 def extract(
@@ -118,7 +120,9 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
         entered = False
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names = scope.enter(frame.scope, node)
-            inner = _Frame(names, node.body, frame.cls, (), (), _is_property(node))
+            inner = _Frame(
+                names, node.body, frame.cls, (), (), _is_property(node), _name_defaults(node)
+            )
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, scope.qualname(names), ())
@@ -127,8 +131,9 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
             if isinstance(node, ast.ExceptHandler):
                 handlers = (*frame.handlers, node)
                 inner = _Frame(
-                    frame.scope, frame.body, frame.cls, handlers, frame.path, frame.is_property
-                )
+                    frame.scope, frame.body, frame.cls, handlers, frame.path,
+                    frame.is_property, frame.defaults,
+                )  # fmt: skip
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
@@ -141,6 +146,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         inner.handlers,
                         (*inner.path, (node, field)),
                         inner.is_property,
+                        inner.defaults,
                     )
                 stack.extend(
                     (child, child_frame)
@@ -183,25 +189,29 @@ class _SiteReader:
         return None
 
     def _raise(self, node: ast.Raise, frame: _Frame) -> Site:
-        caught = _reraised(node, frame.handlers)
+        raised = exception.unwrapped(node.exc)  # `raise E(...).with_traceback(tb)`
+        caught = _reraised(raised, frame.handlers)
         if caught is not None:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
-        thrown = exception.raised(self._built_elsewhere(node, frame), self.src)
+        built = self._built_elsewhere(node, raised, frame)
+        thrown = exception.raised(_defaulted(built, frame.defaults), self.src)
         if thrown.exception == "SystemExit":
             return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
         return self._site(node, frame, "raise", thrown)
 
-    def _built_elsewhere(self, node: ast.Raise, frame: _Frame) -> ast.expr | None:
+    def _built_elsewhere(
+        self, node: ast.Raise, raised: ast.expr | None, frame: _Frame
+    ) -> ast.expr | None:
         """`err = ValueError(...); ...; raise err`: the call that built what is raised."""
-        if not isinstance(node.exc, ast.Name):
-            return node.exc
-        chains = bindings.reaching(frame.body, node, node.exc.id, self.prefixes)
+        if not isinstance(raised, ast.Name):
+            return raised
+        chains = bindings.reaching(frame.body, node, raised.id, self.prefixes)
         if chains and len(chains) == 1 and len(chains[0]) == 1:
             built = chains[0][0]
             if isinstance(built, ast.Call):
                 return built
-        return node.exc
+        return raised
 
     def _call(self, node: ast.Expr, call: ast.Call, frame: _Frame) -> Site | None:
         callee = self._callee(call.func)
@@ -349,18 +359,41 @@ class _Lookup:
         return self.constants.attribute(owner, node.attr)
 
 
-def _reraised(node: ast.Raise, handlers: Handlers) -> tuple[str, ...] | None:
+def _reraised(raised: ast.expr | None, handlers: Handlers) -> tuple[str, ...] | None:
     """For a bare `raise`, or `raise e` of what an `except ... as e` caught: the caught
     classes as written (BaseException for a bare `except:`); else None."""
     if not handlers:
-        return () if node.exc is None else None
-    if node.exc is None:
+        return () if raised is None else None
+    if raised is None:
         return _caught(handlers[-1])
-    if isinstance(node.exc, ast.Name):
+    if isinstance(raised, ast.Name):
         for handler in reversed(handlers):
-            if handler.name == node.exc.id:
+            if handler.name == raised.id:
                 return _caught(handler)
     return None
+
+
+def _name_defaults(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[tuple[str, ast.expr], ...]:
+    """Parameters whose default is a (dotted) name: `exc_cls=errors.ArgumentError`."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    with_defaults = positional[len(positional) - len(args.defaults) :]
+    pairs = list(zip(with_defaults, args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+    return tuple((a.arg, d) for a, d in pairs if isinstance(d, ast.Name | ast.Attribute))
+
+
+def _defaulted(
+    raised: ast.expr | None, defaults: tuple[tuple[str, ast.expr], ...]
+) -> ast.expr | None:
+    """`raise exc_cls(...)` of a parameter whose default is a class: that class."""
+    if defaults and isinstance(raised, ast.Call) and isinstance(raised.func, ast.Name):
+        default = dict(defaults).get(raised.func.id)
+        if default is not None:
+            return ast.Call(func=default, args=raised.args, keywords=raised.keywords)
+    return raised
 
 
 def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
