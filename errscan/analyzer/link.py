@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
-from errscan.extractors.message import inline, literal_value, merge
+from errscan.extractors.message import inline, literal_value, merge, template
+from errscan.extractors.source import Source
 from errscan.models import ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -92,6 +95,13 @@ def link(
                 message_source=source,
                 message_candidates=(text,),
             )
+        if composed is not None and site.message is None and not _said(fields):
+            # `raise E(msg)` of an unread message, composed into `{msg}`: still
+            # unresolved, not a template that matches any message
+            fields.update(
+                message=None, message_parts=(), message_source="unresolved",
+                message_candidates=(),
+            )  # fmt: skip
         # every field at once (see Site.build): ErrorRecord(**fields) cost a fifth of a rescan
         records.append(ErrorRecord.build(fields))
     return records
@@ -126,11 +136,42 @@ def _composed(
         if part.expr is None or part.expr not in bound:
             out.append(part)
             continue
+        plain = part.conversion in (None, "s") and not part.format_spec
+        spliced = _string_argument(bound[part.expr]) if plain else None
+        if spliced is not None:  # `E(f"bad {x}")` into `f"{message} ({code})"`
+            out.extend(spliced)
+            continue
         argument = MessagePart(
             expr=bound[part.expr], conversion=part.conversion, format_spec=part.format_spec
         )
         out.append(inline(argument))
     return tuple(merge(out))
+
+
+def _string_argument(text: str) -> tuple[MessagePart, ...] | None:
+    """The template of an argument that is itself a string expression (a literal, an
+    f-string, `%` or `.format()`), read where it stands; None for anything else."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call):
+        return None
+    found = template(node, Source(text.strip()))
+    if found is None or found.source not in ("literal", "fstring", "percent", "format"):
+        return None
+    return found.parts
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+
+
+def _said(fields: dict[str, Any]) -> bool:
+    """Whether the message or a candidate holds literal text: a template of nothing but
+    placeholders matches any message, so it is no template."""
+    if any(part.text and part.text.strip() for part in fields["message_parts"]):
+        return True
+    return any(_PLACEHOLDER.sub("", c).strip() for c in fields["message_candidates"])
 
 
 # OSError(errno.ENOENT, ...) is a FileNotFoundError: CPython picks the subclass by errno
