@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import errscan
-from tests.support import commit_all, write
+from tests.support import commit_all, git, write
 
 
 def ids_by_message(result: errscan.ScanResult) -> dict[tuple[str, str | None, int], str]:
@@ -69,3 +69,20 @@ def test_unresolved_messages_are_told_apart_by_their_expression() -> None:
     a, b = errscan.extract_source("raise ValueError(x)\nraise ValueError(y)\n")
     c, d = errscan.extract_source("raise ValueError(y)\nraise ValueError(x)\n")
     assert (a.id, b.id) == (d.id, c.id)
+
+
+def test_module_names_in_src_and_lib_layouts_are_import_names(tmp_path: Path) -> None:
+    """Issue family 8: `requests`, not `src.requests`; `sqlalchemy`, not `lib.sqlalchemy`,
+    in exception classes and in the module a trigger names."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for root, package in (("src", "acme"), ("lib", "other")):
+        write(repo, f"{root}/{package}/__init__.py", "")
+        write(repo, f"{root}/{package}/errors.py",
+              "class E(Exception):\n    pass\n\nraise E('at import')\n")  # fmt: skip
+    commit_all(repo, "layouts")
+    records = {r.file: r for r in errscan.extract(str(repo)).records}
+    for path, module in (("src/acme/errors.py", "acme"), ("lib/other/errors.py", "other")):
+        assert records[path].exception_qualname == f"{module}.errors.E"
+        assert records[path].trigger == f"Raised while importing {module}.errors."
