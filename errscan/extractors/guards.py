@@ -24,7 +24,7 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 def guards(path: Sequence[Step], node: ast.stmt, src: Source) -> tuple[str, ...]:
     """`path`: the conditional steps (`conditional`) from the function down to the site."""
-    out = [_guard(ancestor, field, src) for ancestor, field in kept(path)]
+    out = [g for ancestor, field in kept(path) if (g := _guard(ancestor, field, src))]
     # case: assert COND: the site is reached when COND is false
     if isinstance(node, ast.Assert):
         out.append(negate(node.test, src))
@@ -47,27 +47,51 @@ def kept(steps: Sequence[_T]) -> Sequence[_T]:
     return [*steps[:half], *steps[-half:]]
 
 
+EARLY = "early"  # the field of an `if COND: return` that stands before the site
+
+
 def conditional(node: ast.AST, field: str) -> bool:
     """Whether a statement puts a condition on what its `field` holds: the steps a path
-    keeps."""
+    keeps (`try`/`for`/`while` ... `else:` included)."""
     if isinstance(node, ast.If | ast.Match | ast.match_case):
         return True
+    if field == "orelse":
+        return isinstance(node, ast.While | ast.For | ast.AsyncFor | ast.Try)
     return field == "body" and isinstance(
         node, ast.While | ast.For | ast.AsyncFor | ast.ExceptHandler
     )
 
 
-def _guard(ancestor: ast.AST, field: str, src: Source) -> str:
-    # case: if COND: ... / elif COND: ... (earlier branches negated) / else:
+def early_exit(node: ast.stmt) -> bool:
+    """`if COND: return` (or raise, continue, break) with no else: the statements after
+    it run only when COND is false."""
+    return (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and isinstance(node.body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break)
+    )
+
+
+def _guard(ancestor: ast.AST, field: str, src: Source) -> str | None:
+    # case: if COND: ... / elif COND: ... (earlier branches negated) / else: / an earlier
+    # `if COND: return`
     if isinstance(ancestor, ast.If):
         test = ancestor.test
-        return src.expression(test) if field == "body" else negate(test, src)
-    # case: while COND:
+        return simplified(test, src) if field == "body" else negate(test, src)
+    # case: while COND: (`while True` says nothing); while COND: ... else:
     if isinstance(ancestor, ast.While):
-        return src.expression(ancestor.test)
-    # case: for TARGET in ITER:
+        if isinstance(ancestor.test, ast.Constant) and ancestor.test.value is True:
+            return None
+        if field == "orelse":
+            return f"the loop while {src.expression(ancestor.test)} ended without break"
+        return simplified(ancestor.test, src)
+    # case: for TARGET in ITER: / for ... else:
     if isinstance(ancestor, ast.For | ast.AsyncFor):
-        return f"for {src.expression(ancestor.target)} in {src.expression(ancestor.iter)}"
+        loop = f"for {src.expression(ancestor.target)} in {src.expression(ancestor.iter)}"
+        return f"the loop {loop} ended without break" if field == "orelse" else loop
+    # case: try: ... else:
+    if isinstance(ancestor, ast.Try):
+        return "the try block raised nothing"
     # case: match SUBJECT: / case PATTERN [if GUARD]:
     if isinstance(ancestor, ast.Match):
         return f"match {src.expression(ancestor.subject)}"
@@ -79,12 +103,30 @@ def _guard(ancestor: ast.AST, field: str, src: Source) -> str:
     return f"except {src.expression(ancestor.type)}" if ancestor.type else "except"
 
 
+# comparisons whose negation is another single comparison, as a reader takes them
+_INVERSE: dict[type[ast.cmpop], str] = {
+    ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in",
+    ast.Eq: "!=", ast.NotEq: "==",
+}  # fmt: skip
+
+
 def negate(test: ast.expr, src: Source) -> str:
-    """`not x`, `not (a and b)`; `not x` negated is `x`."""
+    """`not x`, `not (a and b)`; `not x` negated is `x`, `a is not None` is `a is None`."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return src.expression(test.operand)
+        return simplified(test.operand, src)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE:
+        left, right = src.expression(test.left), src.expression(test.comparators[0])
+        return f"{left} {_INVERSE[type(test.ops[0])]} {right}"
     text = src.expression(test)
     return f"not {text}" if isinstance(test, _ATOMS) else f"not ({text})"
+
+
+def simplified(test: ast.expr, src: Source) -> str:
+    """A condition as written, double negatives undone: `not (a is not None)` reads
+    `a is None`, `not not x` reads `x`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return negate(test.operand, src)
+    return src.expression(test)
 
 
 def conditions(path: Sequence[Step], node: ast.stmt) -> list[ast.expr]:

@@ -77,6 +77,23 @@ def extract(
     return sites, factories  # type: ignore[return-value]
 
 
+def _after_early_exits(
+    children: Sequence[ast.stmt], frame: _Frame
+) -> list[tuple[ast.stmt, _Frame]]:
+    """The statements of a block with their frames: a statement after `if COND: return`
+    (raise, continue, break) is reached only when COND is false, a condition of its own."""
+    out = []
+    for child in children:
+        if type(child) not in _LEAVES:
+            out.append((child, frame))
+        if guards.early_exit(child) and frame.scope:  # in a function only
+            frame = _Frame(
+                frame.scope, frame.body, frame.cls, frame.handlers,
+                (*frame.path, (child, guards.EARLY)), frame.is_property, frame.defaults,
+            )  # fmt: skip
+    return out
+
+
 def _assigned_call(body: Sequence[ast.stmt], name: str) -> ast.expr | None:
     """The call a function assigns to `name`, where every assignment to it is one call
     of the same callee (and none is nested in another function); else None."""
@@ -148,11 +165,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         inner.is_property,
                         inner.defaults,
                     )
-                stack.extend(
-                    (child, child_frame)
-                    for child in reversed(children)
-                    if type(child) not in _LEAVES
-                )
+                stack.extend(reversed(_after_early_exits(children, child_frame)))
 
 
 def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

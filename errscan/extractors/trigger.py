@@ -25,6 +25,9 @@ _VERBS = {
 }
 
 
+MAX_CHARS = 200  # a sentence past this says how many conditions it left out (guards has all)
+
+
 def sentence(
     kind: str,
     function: str,
@@ -33,8 +36,18 @@ def sentence(
     env_vars: Sequence[str],
     is_property: bool = False,
 ) -> str:
-    verb = _VERBS.get(kind, "Raised")
-    return f"{verb} {_where(function, module, is_property)}{_when(guards, env_vars)}."
+    where = _where(function, module, is_property)
+    if kind == "assert":  # "An assertion fails in parse when ..."
+        where = where.replace("by ", "in ", 1) if where.startswith("by ") else where
+        head = f"An assertion fails {where}"
+    else:
+        head = f"{_VERBS.get(kind, 'Raised')} {where}"
+    handling = [g[7:] if g.startswith("except ") else "any exception" for g in guards
+                if g == "except" or g.startswith("except ")]  # fmt: skip
+    if handling:
+        head += f" while handling {' and '.join(handling)}"
+    rest = [g for g in guards if g != "except" and not g.startswith("except ")]
+    return f"{head}{_when(rest, env_vars, MAX_CHARS - len(head))}."
 
 
 def _where(function: str, module: str, is_property: bool) -> str:
@@ -48,11 +61,23 @@ def _where(function: str, module: str, is_property: bool) -> str:
     return f"by {function}"
 
 
-def _when(guards: Sequence[str], env_vars: Sequence[str]) -> str:
-    phrases = []
-    for guard in guards:
-        phrases.append(_phrase(guard, env_vars))
-    return f" when {' and '.join(phrases)}" if phrases else ""
+def _when(guards: Sequence[str], env_vars: Sequence[str], room: int) -> str:
+    """` when A and B`, within `room` characters: the conditions that do not fit are
+    counted, not shown."""
+    phrases = [_phrase(guard, env_vars) for guard in guards]
+    if not phrases:
+        return ""
+    shown: list[str] = []
+    for i, phrase in enumerate(phrases):
+        more = len(phrases) - i - 1
+        tail = f" and {more} more conditions" if more else ""
+        if shown and len(" when " + " and ".join([*shown, phrase]) + tail) > room:
+            left = len(phrases) - len(shown)
+            return f" when {' and '.join(shown)} and {left} more condition{'s' * (left > 1)}"
+        if not shown and len(" when " + phrase + tail) > room:  # one long condition
+            phrase = phrase[: max(20, room - len(" when ") - len(tail) - 2)].rstrip() + " …"
+        shown.append(phrase)
+    return f" when {' and '.join(shown)}"
 
 
 def _phrase(guard: str, env_vars: Sequence[str]) -> str:

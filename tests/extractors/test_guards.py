@@ -120,11 +120,46 @@ TRIGGERS = [
                 except ValueError:
                     raise
         """,
-        "Re-raised by convert when iterating item in items and handling ValueError.",
+        "Re-raised by convert while handling ValueError when iterating item in items.",
     ),
-    ("def f(x):\n    assert x, 'x needed'\n", "Fails an assertion by f when not x."),
+    ("def f(x):\n    assert x, 'x needed'\n", "An assertion fails in f when not x."),
+    (
+        "def f(x):\n    if not (x is not None):\n        raise E('x')\n",
+        "Raised by f when x is None.",
+    ),
+    ("def f():\n    while True:\n        raise E('x')\n", "Raised by f."),
+    (
+        "def f():\n    try:\n        g()\n    except:\n        raise E('x')\n",
+        "Raised by f while handling any exception.",
+    ),
+    (
+        "def f(x):\n    if x is None:\n        return\n    raise E('x')\n",
+        "Raised by f when x is not None.",
+    ),
+    (
+        "def f(xs):\n    for x in xs:\n        break\n    else:\n        raise E('x')\n",
+        "Raised by f when the loop for x in xs ended without break.",
+    ),
+    (
+        "def f():\n    try:\n        g()\n    except E:\n        pass\n"
+        "    else:\n        raise E('x')\n",
+        "Raised by f when the try block raised nothing.",
+    ),
     ("import sys\nsys.exit('bye')\n", "Exits while importing mod."),
 ]
+
+
+def test_a_trigger_is_capped_and_its_guards_keep_the_conditions() -> None:
+    test = " and ".join(f"x.attribute_{i}" for i in range(20))  # 365 characters: a guard keeps 500
+    nested = "".join("    " * i + f"if c{i}:\n" for i in range(1, 30))
+    for code in (
+        f"def f(x):\n    if {test}:\n        raise E('x')\n",
+        f"def f(x):\n{nested}" + "    " * 30 + "raise E('x')\n",
+    ):
+        record = site(code)
+        assert len(record.trigger) <= 205, record.trigger
+        assert record.trigger.endswith(("….", "more conditions."))
+    assert site(f"def f(x):\n    if {test}:\n        raise E('x')\n").guards == (test,)
 
 
 @pytest.mark.parametrize(("code", "sentence"), TRIGGERS)
