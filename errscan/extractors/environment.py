@@ -19,11 +19,12 @@ _ENV_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _MAX_NAMES = 32  # names of one message looked for in the file
 # accessors of a project's own: get_bool_env_var("X"), env.get_int("X"), read_env("X")
 _ENV_FUNCTION = re.compile(r"env|getenv", re.IGNORECASE)
-# holders of settings read as attributes: envs.FOO_BAR, settings.FOO_BAR, config.FOO_BAR
-_ENV_HOLDER = re.compile(r"envs?|environ|settings|config|conf", re.IGNORECASE)
+# holders of environment variables read as attributes: envs.FOO_BAR, env.FOO_BAR (a
+# settings or config object is no environment: its keys only look like variables)
+_ENV_HOLDER = re.compile(r"envs?|environ", re.IGNORECASE)
 
 
-_HINT = re.compile(r"env|settings|config|conf\b", re.IGNORECASE)
+_HINT = re.compile(r"env", re.IGNORECASE)
 
 
 def may_read(text: str) -> bool:
@@ -57,7 +58,7 @@ def _read(node: ast.AST) -> str | None:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if _ENV_FUNCTION.search(name):
             return _literal(node.args[0], all_caps=name not in ("getenv",))
-    # case: envs.FOO_BAR(.get()), settings.FOO_BAR
+    # case: envs.FOO_BAR(.get())
     if isinstance(node, ast.Attribute) and _ENV_NAME.fullmatch(node.attr):
         holder = node.value
         holder_name = (
@@ -112,4 +113,4 @@ def mentioned(message: str | None, mentions: Mentions, skip: range) -> list[str]
     return [n for n in names if any(i not in skip for i in mentions.lines_naming(n))]
 
 
-_ENV_LINE = re.compile(r"environ|getenv|\benvs?\b|_env|env_|settings", re.IGNORECASE)
+_ENV_LINE = re.compile(r"environ|getenv|\benvs?\b|_env|env_", re.IGNORECASE)

@@ -49,7 +49,9 @@ ENV = [
     ('if "FOO_BAR" in os.environ:\n    raise E("x")', ("FOO_BAR",)),
     ('if get_bool_env_var("FOO_BAR"):\n    raise E("x")', ("FOO_BAR",)),
     ("if envs.FOO_BAR.get():\n    raise E('x')", ("FOO_BAR",)),
-    ("if settings.FOO_BAR:\n    raise E('x')", ("FOO_BAR",)),
+    ("if settings.FOO_BAR:\n    raise E('x')", ()),  # a settings object is no environment
+    ('if config["NO_CACHE"]:\n    raise E("x")', ()),
+    ('DEFAULTS = {"NO_CACHE": 1}  # settings\nraise E("NO_CACHE is set")', ()),
     ("if self.FOO_BAR:\n    raise E('x')", ()),
     ("raise E(f\"home is {os.environ['HOME_DIR']}\")", ("HOME_DIR",)),
 ]
