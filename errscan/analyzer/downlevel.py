@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from errscan.extractors.source import UNREADABLE
+
 _QUOTES = ('"', "'", '"""', "'''")
 
 
@@ -100,7 +102,7 @@ def _make_transformer(cst: Any) -> Any:
             ]
             prefix = updated.start[: -len(updated.quote)]
             if "\\" in "".join(codes) or "#" in "".join(codes):
-                return updated  # not expressible before 3.12: left for ast to reject
+                return self.unreadable(original)  # not expressible before 3.12
             for quote in _QUOTES:
                 multiline = any("\n" in code for code in codes)
                 if multiline and len(quote) == 1:
@@ -111,7 +113,15 @@ def _make_transformer(cst: Any) -> Any:
                     continue
                 parts = [_requote(cst, part, quote) for part in updated.parts]
                 return updated.with_changes(start=prefix + quote, end=quote, parts=parts)
-            return updated
+            return self.unreadable(original)
+
+        def unreadable(self, original: Any) -> Any:
+            """An f-string no older Python can spell (a backslash or a comment inside its
+            braces), as `__errscan_unreadable__["<its source>"]` on as many lines: the
+            file keeps every other site, and this message reads as unresolved."""
+            code = self.empty.code_for_node(original)
+            newlines = "\n" * code.count("\n")
+            return cst.parse_expression(f"{UNREADABLE}[{newlines}{code!r}]")
 
     return Downlevel()
 

@@ -70,12 +70,21 @@ class Source:
         the same tree: positions inside f-strings were unreliable before Python 3.12);
         otherwise the canonical `ast.unparse` form.
         """
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == UNREADABLE
+            and isinstance(node.slice, ast.Constant)
+        ):
+            return " ".join(str(node.slice.value).split())  # the f-string as written
         text = self.segment(node)
         if text is not None and "\n" not in text and (not verify or _same_tree(text, node)):
             return text
         return ast.unparse(node)
 
 
+# downlevel writes an f-string no older Python can spell as UNREADABLE["<its source>"]
+UNREADABLE = "__errscan_unreadable__"
 MAX_SOURCE = 1000  # characters kept of an argument's source text in a record
 
 

@@ -104,3 +104,33 @@ def test_libcst_is_asked_only_where_newer_syntax_may_stand(
     monkeypatch.setattr(parse_stage, "downlevel", lambda t: calls.append(t))
     parse_stage.parse(text, "m.py")
     assert bool(calls) == (sys.version_info < newer_than)
+
+
+UNSPELLABLE = """\
+def a(items):
+    raise ValueError(f"joined: {'\\n'.join(items)}")
+
+
+def b(x):
+    raise TypeError(f"commented {
+        x  # the value
+    }")
+
+
+def c():
+    raise RuntimeError(f"still {'read'}")
+"""
+
+
+def test_an_f_string_no_older_python_can_spell_costs_only_its_own_message() -> None:
+    """PEP 701: a backslash or a comment inside the braces. The file once became one
+    file error; now every site stays, and only those messages may be unresolved."""
+    records = errscan.extract_source(UNSPELLABLE, path="m.py")
+    assert [(r.function, r.line) for r in records] == [("a", 2), ("b", 6), ("c", 12)]
+    assert records[2].message == "still read"
+    if sys.version_info < (3, 12):
+        assert [r.message for r in records[:2]] == [None, None]
+        assert records[0].message_expr == "f\"joined: {'\\n'.join(items)}\""
+        assert records[1].message_expr == 'f"commented { x # the value }"'
+    else:
+        assert records[0].message == "joined: {'\\n'.join(items)}"
