@@ -24,6 +24,7 @@ from errscan.escape import visible
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_SOME_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_NO_MATCH = 1  # lookup, as grep: 0 a match, 1 none, 2 bad input
 
 
 class Terminated(KeyboardInterrupt):
@@ -309,6 +310,8 @@ def lookup_command(
             for m in matches
         ]  # fmt: skip
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        if not matches:
+            click.get_current_context().exit(EXIT_NO_MATCH)
         return EXIT_OK
     for m in matches:
         r = m.record
@@ -317,6 +320,7 @@ def lookup_command(
         click.echo(visible(f"{r.id}  {r.exception}  {r.file}:{r.line}  {message}{score}"))
     if not matches:
         click.echo("no record matches", err=True)
+        click.get_current_context().exit(EXIT_NO_MATCH)
     return EXIT_OK
 
 

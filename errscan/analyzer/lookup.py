@@ -61,19 +61,25 @@ def parse(text: str) -> Seen:
 
 def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
     seen = parse(text)
-    full: list[tuple[tuple[int, int, int, str], Match]] = []
+    records = list(records)
+    ancestors = _ancestors(seen.exception, records)
+    full: list[tuple[tuple[int, int, int, int, str], Match]] = []
     close: list[tuple[float, str, ErrorRecord]] = []
     for record in records:
         at_frame = _at_frame(record, seen)
         if record.message is None:
             if at_frame:  # a traceback names the site; its message we could not read
-                full.append(((0, 0, 1, record.id), Match(record, "frame", 0.0)))
+                full.append(((0, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
             continue
-        if not _same_type(seen.exception, record):
+        if not _same_type(seen.exception, ancestors, record):
             continue
-        literal = sum(len(p.text or "") for p in record.message_parts)
+        literal = sum(len((p.text or "").strip()) for p in record.message_parts)
+        if not literal and (ancestors is None or not seen.message.strip()):
+            continue  # `{message}` matches anything: only with a known type, and text
         if any(_matches(parts, seen.message) for parts in _templates(record)):
-            key = (0 if at_frame else 1, -literal, 0 if seen.exception else 1, record.id)
+            # templates with no literal text after every one with some
+            key = (0 if at_frame else 1, 0 if literal else 1, -literal,
+                   0 if seen.exception else 1, record.id)  # fmt: skip
             full.append((key, Match(record, "full", float(literal))))
         else:
             skeleton = "".join(p.text or "" for p in record.message_parts)
@@ -126,16 +132,35 @@ def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
     )
 
 
-def _same_type(seen: str | None, record: ErrorRecord) -> bool:
-    """No type given matches anything; a type matches the record's class or its bases."""
+def _ancestors(seen: str | None, records: Sequence[ErrorRecord]) -> frozenset[str] | None:
+    """The simple names of the classes the type a user saw is, itself included (from
+    the interpreter's builtins and from the records' exception bases); None where the
+    type is unknown, which then filters nothing."""
     if seen is None:
-        return True
+        return None
     name = seen.rsplit(".", 1)[-1]
-    names = {(record.exception or "").rsplit(".", 1)[-1], *record.exception_bases}
+    found: set[str] = set()
+    builtin = BUILTIN_EXCEPTIONS.get(name)
+    if builtin is not None:
+        found.update(cls.__name__ for cls in builtin.__mro__)
+    for record in records:
+        qualname = record.exception_qualname or record.exception or ""
+        if qualname.rsplit(".", 1)[-1] == name:
+            found.add(name)
+            found.update(base.rsplit(".", 1)[-1] for base in record.exception_bases)
+    return frozenset(found) if found else None
+
+
+def _same_type(seen: str | None, ancestors: frozenset[str] | None, record: ErrorRecord) -> bool:
+    """The type a user saw is the record's class or one of its subclasses (a re-raise,
+    whose class is what was caught, takes any); no type, or one no record or builtin
+    knows, filters nothing."""
+    if seen is None or ancestors is None or record.kind == "reraise":
+        return True
+    names = {(record.exception or "").rsplit(".", 1)[-1]}
     if record.exception_qualname:
         names.add(record.exception_qualname.rsplit(".", 1)[-1])
-    # OSError(ENOENT, ...) is shown as FileNotFoundError: a builtin subclass matches too
-    return name in names or record.kind == "reraise" or _builtin_subclass(name, names)
+    return bool(names & ancestors)
 
 
 def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str | None]]]:

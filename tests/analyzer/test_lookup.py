@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import json
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import errscan
 from errscan.analyzer.lookup import _matches
+from errscan.cli import cli
 
 
 def _records(*messages: str) -> list[errscan.ErrorRecord]:
@@ -63,3 +67,68 @@ def test_hostile_templates_and_messages_do_not_hang_a_lookup(
     assert scored and max(scored) <= 2000
     found = errscan.lookup("ValueError: " + " ".join(["w"] * 30) + " end", records)
     assert [m.record.message for m in found if m.kind == "full"] == [SPACED[2:-1]]
+
+
+TYPED = """
+class AppError(Exception):
+    pass
+
+class NotThere(AppError, KeyError):
+    pass
+
+def a(x):
+    raise ValueError(f"bad value {x}")
+
+def b(x):
+    raise AppError(f"bad value {x}")
+
+def c(message):
+    raise RuntimeError(f"{message}")
+
+def d(path):
+    raise OSError(f"cannot open {path}")
+
+def e(key):
+    raise NotThere(f"bad value {key}")
+"""
+
+
+def _functions(query: str) -> list[str]:
+    records = errscan.extract_source(TYPED)
+    return [m.record.function for m in errscan.lookup(query, records) if m.kind == "full"]
+
+
+@pytest.mark.parametrize(
+    ("query", "functions"),
+    [
+        ("ValueError: bad value 3", ["a"]),
+        ("AppError: bad value 3", ["b"]),  # its subclass NotThere's site is not it
+        ("NotThere: bad value 3", ["b", "e"]),  # a subclass of AppError: b could raise it
+        ("Exception: bad value 3", []),  # a base of every class here, the class of none
+        ("FileNotFoundError: cannot open /x", ["d"]),  # OSError(ENOENT) shows as it
+        ("Unheard: bad value 3", ["a", "b", "e"]),  # an unknown type filters nothing
+        ("bad value 3", ["a", "b", "e"]),
+        ("RuntimeError: anything at all", ["c"]),  # `{message}`: with its type only
+        ("KeyError: 'foo'", []),
+        ("", []),
+    ],
+)
+def test_the_type_is_the_record_s_class_or_a_subclass(query: str, functions: list[str]) -> None:
+    assert sorted(_functions(query)) == functions
+
+
+def test_templates_with_no_literal_text_come_last() -> None:
+    source = TYPED + "\ndef f(message):\n    raise ValueError(f'{message}')\n"
+    found = errscan.lookup("ValueError: bad value 3", errscan.extract_source(source))
+    assert [m.record.function for m in found if m.kind == "full"] == ["a", "f"]
+
+
+@pytest.mark.parametrize(("query", "code"), [("ValueError: bad value 3", 0), ("zzzz qqqq", 1)])
+def test_lookup_exits_as_grep_does(query: str, code: int, tmp_path: Path) -> None:
+    records = tmp_path / "r.jsonl"
+    records.write_text(
+        "".join(json.dumps(r.to_dict()) + "\n" for r in errscan.extract_source(TYPED))
+    )
+    result = CliRunner().invoke(cli, ["lookup", query, "--from", str(records)])
+    assert result.exit_code == code
+    assert CliRunner().invoke(cli, ["lookup", query, "--from", str(tmp_path / "no")]).exit_code == 2
