@@ -315,7 +315,9 @@ def lookup_command(
         return EXIT_OK
     for m in matches:
         r = m.record
-        score = "" if m.kind == "full" else f"  (close, {m.score:.2f})"
+        score = {"full": "", "frame": "  (named by a frame)"}.get(
+            m.kind, f"  (close, {m.score:.2f})"
+        )
         message = "(no message)" if r.message is None else r.message
         click.echo(visible(f"{r.id}  {r.exception}  {r.file}:{r.line}  {message}{score}"))
     if not matches:

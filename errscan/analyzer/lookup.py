@@ -113,7 +113,7 @@ def _at_frame(record: ErrorRecord, seen: Seen) -> bool:
     """A frame of the traceback is the site; or, for a re-raise, which keeps the frames
     of where the error began, a frame is in the site's function and the clause caught it."""
     for path, line, function in seen.frames:
-        if not (path == record.file or path.endswith("/" + record.file)):
+        if not same_file(path, record.file):
             continue
         if record.line == line:
             return True
@@ -123,6 +123,21 @@ def _at_frame(record: ErrorRecord, seen: Seen) -> bool:
             if not seen.exception or seen_name in caught or _builtin_subclass(seen_name, caught):
                 return True
     return False
+
+
+def same_file(shown: str, file: str) -> bool:
+    """Whether a traceback's file is the repository's `file`: the same path from some
+    folder on, at least the package and module (`.../site-packages/sqlalchemy/orm/x.py`
+    is `lib/sqlalchemy/orm/x.py`; an egg, a zipapp, a Windows path likewise)."""
+    shown_parts = shown.replace("\\", "/").split("/")
+    parts = file.split("/")
+    common = 0
+    while (
+        common < min(len(shown_parts), len(parts))
+        and shown_parts[-1 - common] == parts[-1 - common]
+    ):
+        common += 1
+    return common >= min(len(parts), 2)
 
 
 def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:

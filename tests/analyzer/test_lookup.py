@@ -12,6 +12,7 @@ from click.testing import CliRunner
 import errscan
 from errscan.analyzer.lookup import _matches
 from errscan.cli import cli
+from tests.support import commit_all, git, write
 
 
 def _records(*messages: str) -> list[errscan.ErrorRecord]:
@@ -132,3 +133,58 @@ def test_lookup_exits_as_grep_does(query: str, code: int, tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["lookup", query, "--from", str(records)])
     assert result.exit_code == code
     assert CliRunner().invoke(cli, ["lookup", query, "--from", str(tmp_path / "no")]).exit_code == 2
+
+
+def test_a_real_traceback_from_an_installed_package_lands_on_its_site(tmp_path: Path) -> None:
+    """packaging, installed in site-packages (pytest needs it), used wrongly; its sources
+    scanned in a src/ layout, as its sdist has them: the frames' paths end in
+    site-packages/packaging/..., the records' in src/packaging/..."""
+    import shutil
+    import traceback
+
+    import packaging.version
+
+    repo = tmp_path / "packaging-src"
+    shutil.copytree(
+        Path(packaging.version.__file__).parent,
+        repo / "src" / "packaging",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    git(repo, "init", "-q")
+    commit_all(repo, "the installed sources")
+    records = list(errscan.extract(str(repo)).records)
+    try:
+        packaging.version.Version("not a version at all")
+    except packaging.version.InvalidVersion as exc:
+        shown = "".join(traceback.format_exception(exc))
+        raised_at = traceback.extract_tb(exc.__traceback__)[-1]
+    (best, *_) = errscan.lookup(shown, records)
+    assert best.record.file == "src/packaging/version.py"
+    assert best.record.line <= (raised_at.lineno or 0) <= best.record.end_line
+    installed = str(Path(packaging.version.__file__).parent)
+    windows = shown.replace(installed, "C:\\Py\\Lib\\site-packages\\packaging")
+    windows = windows.replace("/", "\\")
+    assert errscan.lookup(windows, records)[0].record.id == best.record.id
+
+
+def test_the_frame_decides_between_sites_with_one_template(tmp_path: Path) -> None:
+    """Two sites raise `Invalid version: {version!r}`: the traceback's innermost frame,
+    from site-packages, picks the one that raised, whichever would sort first."""
+    repo = tmp_path / "r"
+    body = "".join(
+        f"def f{i}(version):\n    raise ValueError(f'Invalid version: {{version!r}}')\n\n"
+        for i in range(6)
+    )
+    write(repo, "src/vers/__init__.py", "")
+    write(repo, "src/vers/version.py", body)
+    git(repo, "init", "-q")
+    commit_all(repo, "six sites, one template")
+    records = list(errscan.extract(str(repo)).records)
+    for record in records:
+        shown = (
+            "Traceback (most recent call last):\n"
+            f'  File "/venv/lib/python3.12/site-packages/vers/version.py", line {record.line},'
+            f" in {record.function}\n    raise ValueError(...)\n"
+            "ValueError: Invalid version: 'x'\n"
+        )
+        assert errscan.lookup(shown, records)[0].record.id == record.id
