@@ -44,15 +44,38 @@ class Match:
     score: float
 
 
+# what Python prints between the tracebacks of a chain of exceptions
+_CHAINED = re.compile(
+    r"^\s*(?:The above exception was the direct cause of the following exception:"
+    r"|During handling of the above exception, another exception occurred:)\s*$",
+    re.MULTILINE,
+)
+
+
 def parse(text: str) -> Seen:
+    """The last exception of what a user pasted (a chain's last traceback)."""
+    return parse_chain(text)[-1]
+
+
+def parse_chain(text: str) -> list[Seen]:
+    """Each exception of a pasted chain, the first cause first."""
+    return [_parse_one(part) for part in _CHAINED.split(text) if part.strip()] or [_parse_one(text)]
+
+
+def _parse_one(text: str) -> Seen:
     text = text.strip("\n")
-    frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in _FRAME.finditer(text))
+    found = list(_FRAME.finditer(text))
+    frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in found)
     if frames or text.startswith("Traceback"):
-        # the exception line comes after the last frame and its code line
-        tail = text[list(_FRAME.finditer(text))[-1].end() :] if frames else text
-        lines = [line for line in tail.split("\n")[1:] if line.strip()]
-        lines = [line for line in lines if not line.startswith((" ", "\t"))]
-        text = "\n".join(lines) if lines else tail.strip()
+        # the exception comes after the last frame's indented code (and carets): its
+        # first line is the first not indented, and every line after it is its message
+        tail = text[found[-1].end() :] if frames else text
+        lines = tail.split("\n")[1:]
+        start = next(
+            (i for i, line in enumerate(lines) if line.strip() and not line[0].isspace()),
+            None,
+        )
+        text = "\n".join(lines[start:]).rstrip() if start is not None else tail.strip()
     typed = _TYPED.match(text)
     if typed and " " not in typed["type"]:
         return Seen(typed["type"], typed["message"], frames)
@@ -60,7 +83,21 @@ def parse(text: str) -> Seen:
 
 
 def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
-    seen = parse(text)
+    """The records behind what a user saw, best first: for a chain of exceptions, those
+    of the last one, then those of the earlier ones."""
+    records = list(records)
+    chain = parse_chain(text)
+    out: list[Match] = []
+    seen_ids: set[str] = set()
+    for seen in reversed(chain):
+        for match in _lookup_one(seen, records):
+            if match.record.id not in seen_ids:
+                seen_ids.add(match.record.id)
+                out.append(match)
+    return out
+
+
+def _lookup_one(seen: Seen, records: list[ErrorRecord]) -> list[Match]:
     records = list(records)
     ancestors = _ancestors(seen.exception, records)
     full: list[tuple[tuple[int, int, int, int, str], Match]] = []

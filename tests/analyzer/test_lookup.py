@@ -188,3 +188,50 @@ def test_the_frame_decides_between_sites_with_one_template(tmp_path: Path) -> No
             "ValueError: Invalid version: 'x'\n"
         )
         assert errscan.lookup(shown, records)[0].record.id == record.id
+
+
+CHAINED = """\
+def find(key):
+    raise KeyError(f"no entry {key}")
+
+
+def load(key):
+    try:
+        return find(key)
+    except KeyError as err:
+        raise RuntimeError(f"cannot load {key!r}") from err
+
+
+def explain():
+    raise ValueError("the first line\\n  and an indented second line")
+"""
+
+
+def _traceback_of(call: str, tmp_path: Path) -> str:
+    import traceback
+
+    path = tmp_path / "m.py"
+    path.write_text(CHAINED)
+    namespace: dict[str, object] = {}
+    exec(compile(CHAINED, str(path), "exec"), namespace)
+    try:
+        eval(call, namespace)
+    except Exception as exc:
+        return "".join(traceback.format_exception(exc))
+    raise AssertionError(f"{call} raised nothing")
+
+
+def test_a_message_of_several_lines_is_read_whole(tmp_path: Path) -> None:
+    records = errscan.extract_source(CHAINED, path="m.py")
+    shown = _traceback_of("explain()", tmp_path)
+    (best, *_) = errscan.lookup(shown, records)
+    assert best.kind == "full" and best.record.function == "explain"
+
+
+def test_a_chain_offers_its_last_exception_first_then_the_earlier(tmp_path: Path) -> None:
+    records = errscan.extract_source(CHAINED, path="m.py")
+    shown = _traceback_of("load('k')", tmp_path)
+    assert "The above exception was the direct cause" in shown
+    found = [(m.record.function, m.record.exception) for m in errscan.lookup(shown, records)]
+    assert found[0] == ("load", "RuntimeError")
+    assert ("find", "KeyError") in found[1:]
