@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -85,49 +86,137 @@ def _parse_one(text: str) -> Seen:
 def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
     """The records behind what a user saw, best first: for a chain of exceptions, those
     of the last one, then those of the earlier ones."""
-    records = list(records)
-    chain = parse_chain(text)
-    out: list[Match] = []
-    seen_ids: set[str] = set()
-    for seen in reversed(chain):
-        for match in _lookup_one(seen, records):
-            if match.record.id not in seen_ids:
-                seen_ids.add(match.record.id)
-                out.append(match)
-    return out
+    return TemplateIndex(records).lookup(text)
 
 
-def _lookup_one(seen: Seen, records: list[ErrorRecord]) -> list[Match]:
-    records = list(records)
-    ancestors = _ancestors(seen.exception, records)
-    full: list[tuple[tuple[int, int, int, int, str], Match]] = []
-    close: list[tuple[float, str, ErrorRecord]] = []
-    for record in records:
-        at_frame = _at_frame(record, seen)
-        if record.message is None:
-            if at_frame:  # a traceback names the site; its message we could not read
-                full.append(((0, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
-            continue
-        if not _same_type(seen.exception, ancestors, record):
-            continue
-        literal = sum(len((p.text or "").strip()) for p in record.message_parts)
-        if not literal and (ancestors is None or not seen.message.strip()):
-            continue  # `{message}` matches anything: only with a known type, and text
-        if any(_matches(parts, seen.message) for parts in _templates(record)):
-            # templates with no literal text after every one with some
-            key = (0 if at_frame else 1, 0 if literal else 1, -literal,
-                   0 if seen.exception else 1, record.id)  # fmt: skip
-            full.append((key, Match(record, "full", float(literal))))
-        else:
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
+_CLOSE_CANDIDATES = 64  # records, sharing the most words with a message, scored for closeness
+_COMMON = 2000  # a word in more records than this is left out of closeness candidates
+
+
+class TemplateIndex:
+    """A scan's templates compiled once for many lookups (`lookup --log`, a site's
+    paste box): each record is filed under the rarest whole word of its literal text,
+    its file's name and its class, so a lookup verifies the few templates that could
+    match rather than every record. A record with no whole word is checked always."""
+
+    def __init__(self, records: Iterable[ErrorRecord]) -> None:
+        self.records = list(records)
+        self._templates = [_templates(r) if r.message is not None else [] for r in self.records]
+        # each template's whole words: a record is filed under the rarest of each, so
+        # a message of any of its paths finds it
+        per_template = [[_safe_words(parts) for parts in t] for t in self._templates]
+        words = [set().union(*ws) if ws else set() for ws in per_template]
+        counts: Counter[str] = Counter(w for ws in words for w in ws)
+        self._anchored: dict[str, list[int]] = defaultdict(list)
+        self._free: list[int] = []
+        self._words: dict[str, list[int]] = defaultdict(list)
+        self._by_file: dict[str, list[int]] = defaultdict(list)
+        self._bases: dict[str, set[str]] = defaultdict(set)
+        for i, record in enumerate(self.records):
+            if record.message is not None and not all(per_template[i]):
+                self._free.append(i)  # a template with no whole word: checked always
+            else:
+                for anchor in {min(ws, key=lambda w: (counts[w], w)) for ws in per_template[i]}:
+                    self._anchored[anchor].append(i)
+            for word in words[i]:
+                if counts[word] <= _COMMON:
+                    self._words[word].append(i)
+            self._by_file[record.file.rsplit("/", 1)[-1]].append(i)
+            name = (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1]
+            if name:
+                self._bases[name].add(name)
+                self._bases[name].update(b.rsplit(".", 1)[-1] for b in record.exception_bases)
+
+    def lookup(self, text: str) -> list[Match]:
+        out: list[Match] = []
+        taken: set[str] = set()
+        for seen in reversed(parse_chain(text)):
+            for match in self._lookup_one(seen):
+                if match.record.id not in taken:
+                    taken.add(match.record.id)
+                    out.append(match)
+        return out
+
+    def _ancestors(self, seen: str | None) -> frozenset[str] | None:
+        """The simple names of the classes the type a user saw is, itself included;
+        None where the type is unknown, which then filters nothing."""
+        if seen is None:
+            return None
+        name = seen.rsplit(".", 1)[-1]
+        found = set(self._bases.get(name, ()))
+        builtin = BUILTIN_EXCEPTIONS.get(name)
+        if builtin is not None:
+            found.update(cls.__name__ for cls in builtin.__mro__)
+        return frozenset(found) if found else None
+
+    def _candidates(self, seen: Seen) -> list[int]:
+        found = set(self._free)
+        for word in {w.lower() for w in _WORD.findall(seen.message)}:
+            found.update(self._anchored.get(word, ()))
+        for path, _, _ in seen.frames:
+            found.update(self._by_file.get(path.replace("\\", "/").rsplit("/", 1)[-1], ()))
+        return sorted(found)
+
+    def _close(self, seen: Seen, exclude: set[int]) -> list[int]:
+        shared: Counter[int] = Counter()
+        for word in {w.lower() for w in _WORD.findall(seen.message)}:
+            shared.update(self._words.get(word, ()))
+        ranked = sorted((-n, i) for i, n in shared.items() if i not in exclude)
+        return [i for _, i in ranked[:_CLOSE_CANDIDATES]]
+
+    def _lookup_one(self, seen: Seen) -> list[Match]:
+        ancestors = self._ancestors(seen.exception)
+        full: list[tuple[tuple[int, int, int, int, str], Match]] = []
+        close: list[tuple[float, str, ErrorRecord]] = []
+        candidates = self._candidates(seen)
+        for i in candidates:
+            record = self.records[i]
+            at_frame = _at_frame(record, seen)
+            if record.message is None:
+                if at_frame:  # a traceback names the site; its message we could not read
+                    full.append(((0, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
+                continue
+            if not _same_type(seen.exception, ancestors, record):
+                continue
+            literal = sum(len((p.text or "").strip()) for p in record.message_parts)
+            if not literal and (ancestors is None or not seen.message.strip()):
+                continue  # `{message}` matches anything: only with a known type, and text
+            if any(_matches(parts, seen.message) for parts in self._templates[i]):
+                # templates with no literal text after every one with some
+                key = (0 if at_frame else 1, 0 if literal else 1, -literal,
+                       0 if seen.exception else 1, record.id)  # fmt: skip
+                full.append((key, Match(record, "full", float(literal))))
+        matched = {i for i in candidates}
+        for i in self._close(seen, matched if full else set()):
+            record = self.records[i]
+            if record.message is None or not _same_type(seen.exception, ancestors, record):
+                continue
+            if any(_matches(parts, seen.message) for parts in self._templates[i]):
+                continue  # a full match found above, or one not anchored here
             skeleton = "".join(p.text or "" for p in record.message_parts)
             ratio = _similarity(skeleton, seen.message)
             if ratio >= _CLOSE_FLOOR:
                 close.append((-ratio, record.id, record))
-    full.sort(key=lambda item: item[0])
-    close.sort(key=lambda item: (item[0], item[1]))
-    best = [match for _, match in full]
-    best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
-    return best
+        full.sort(key=lambda item: item[0])
+        close.sort(key=lambda item: (item[0], item[1]))
+        best = [match for _, match in full]
+        best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
+        return best
+
+
+def _safe_words(parts: Sequence[tuple[str | None, str | None]]) -> set[str]:
+    """Lowercased whole words of a template's literal text that every message it matches
+    holds as whole words: none that touches a placeholder (texts between placeholders
+    are merged, so only a text's first and last words can)."""
+    found: set[str] = set()
+    last = len(parts) - 1
+    for k, (text, _) in enumerate(parts):
+        for match in _WORD.finditer(text or ""):
+            if (match.start() == 0 and k > 0) or (match.end() == len(text or "") and k < last):
+                continue
+            found.add(match.group().lower())
+    return found
 
 
 _SCORED_CHARS = 2000  # characters of each side a similarity score reads
@@ -182,25 +271,6 @@ def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
     return cls is not None and any(
         base in BUILTIN_EXCEPTIONS and issubclass(cls, BUILTIN_EXCEPTIONS[base]) for base in bases
     )
-
-
-def _ancestors(seen: str | None, records: Sequence[ErrorRecord]) -> frozenset[str] | None:
-    """The simple names of the classes the type a user saw is, itself included (from
-    the interpreter's builtins and from the records' exception bases); None where the
-    type is unknown, which then filters nothing."""
-    if seen is None:
-        return None
-    name = seen.rsplit(".", 1)[-1]
-    found: set[str] = set()
-    builtin = BUILTIN_EXCEPTIONS.get(name)
-    if builtin is not None:
-        found.update(cls.__name__ for cls in builtin.__mro__)
-    for record in records:
-        qualname = record.exception_qualname or record.exception or ""
-        if qualname.rsplit(".", 1)[-1] == name:
-            found.add(name)
-            found.update(base.rsplit(".", 1)[-1] for base in record.exception_bases)
-    return frozenset(found) if found else None
 
 
 def _same_type(seen: str | None, ancestors: frozenset[str] | None, record: ErrorRecord) -> bool:

@@ -58,11 +58,11 @@ def test_hostile_templates_and_messages_do_not_hang_a_lookup(
         return real(isjunk, a, b, autojunk=autojunk)
 
     monkeypatch.setattr(difflib, "SequenceMatcher", spy)
-    records = _records(ADJACENT, SPACED, "'a b ' * 3")
+    records = _records(ADJACENT, SPACED, repr("alpha beta " * 140 + "gamma"))
     for query in [
         "ValueError: " + "z" * 40,
         "ValueError: " + " ".join(["word"] * 40),
-        "ValueError: " + "a b " * 46_000,  # 185 KB
+        "ValueError: " + "alpha beta " * 17_000,  # 187 KB
     ]:
         errscan.lookup(query, records)
     assert scored and max(scored) <= 2000
