@@ -290,16 +290,30 @@ def show(
 
 
 @cli.command(name="lookup")
-@click.argument("text")
+@click.argument("text", required=False)
 @_FROM
 @_SCAN
 @_DB
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+@click.option(
+    "--log", "log", metavar="FILE",
+    help="Read a whole log (- for stdin): every traceback and `Type: message` line.",
+)  # fmt: skip
 def lookup_command(
-    text: str, source: str | None, scan_target: str | None, db: Path | None, as_json: bool
+    text: str | None,
+    source: str | None,
+    scan_target: str | None,
+    db: Path | None,
+    as_json: bool,
+    log: str | None,
 ) -> int:
     """Find the records behind a message, `Type: message` or a traceback (- reads stdin)."""
+    if (text is None) == (log is None):
+        raise errscan.InputError("give the TEXT to look up, or --log FILE, not both")
     records = _records(source, scan_target, db)
+    if log is not None:
+        return _lookup_log(log, records, as_json)
+    assert text is not None
     seen = sys.stdin.read() if text == "-" else text
     matches = errscan.lookup(seen, records)
     if as_json:
@@ -322,6 +336,49 @@ def lookup_command(
         click.echo(visible(f"{r.id}  {r.exception}  {r.file}:{r.line}  {message}{score}"))
     if not matches:
         click.echo("no record matches", err=True)
+        click.get_current_context().exit(EXIT_NO_MATCH)
+    return EXIT_OK
+
+
+def _lookup_log(log: str, records: list[errscan.ErrorRecord], as_json: bool) -> int:
+    """One annotation per error of the log, then a summary; exit 1 where none matched."""
+    from errscan.analyzer.lookup import TemplateIndex
+    from errscan.logs import Summary, scan_log
+
+    index = TemplateIndex(records)
+    summary = Summary()
+    try:
+        stream = sys.stdin.buffer if log == "-" else open(log, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise errscan.InputError(f"cannot read {log}: {exc.strerror}") from exc
+    with stream:
+        for found in scan_log(stream, index, summary):
+            record = found.match.record if found.match else None
+            if as_json:
+                row = {"log_line": found.line, "text": found.text.split("\n")[-1],
+                       "match": found.match.kind if found.match else None,
+                       "id": record.id if record else None,
+                       "file": record.file if record else None,
+                       "line": record.line if record else None,
+                       "url": record.url if record else None}  # fmt: skip
+                click.echo(json.dumps(row, ensure_ascii=False))
+            elif record is not None and found.match is not None:
+                where = f"{record.file}:{record.line}"
+                click.echo(visible(f"{found.line}: {record.id} {where} {found.match.kind}"
+                                   f"{' ' + record.url if record.url else ''}"))  # fmt: skip
+            else:
+                click.echo(visible(f"{found.line}: unmatched {found.text.split(chr(10))[-1]}"))
+    counts = sorted(summary.by_id.items(), key=lambda item: (-item[1], item[0]))
+    if as_json:
+        click.echo(json.dumps({"summary": {"errors": summary.errors,
+                                           "unmatched": summary.unmatched,
+                                           "distinct": dict(counts)}}))  # fmt: skip
+    else:
+        click.echo(f"{summary.errors} errors, {len(counts)} distinct, "
+                   f"{summary.unmatched} unmatched")  # fmt: skip
+        for record_id, count in counts:
+            click.echo(f"  {count:>6}  {record_id}")
+    if summary.errors == summary.unmatched:
         click.get_current_context().exit(EXIT_NO_MATCH)
     return EXIT_OK
 

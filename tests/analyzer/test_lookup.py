@@ -235,3 +235,72 @@ def test_a_chain_offers_its_last_exception_first_then_the_earlier(tmp_path: Path
     found = [(m.record.function, m.record.exception) for m in errscan.lookup(shown, records)]
     assert found[0] == ("load", "RuntimeError")
     assert ("find", "KeyError") in found[1:]
+
+
+def test_a_whole_log_gives_one_annotation_per_error_and_a_summary(tmp_path: Path) -> None:
+    records = errscan.extract_source(CHAINED, path="m.py")
+    chained = _traceback_of("load('k')", tmp_path)
+    several = _traceback_of("explain()", tmp_path)
+    log = tmp_path / "app.log"
+    lines = [
+        "2026-12-03 10:00:00 INFO starting",
+        "2026-12-03 10:00:01 ERROR job failed",
+        *chained.rstrip("\n").split("\n"),
+        "2026-12-03 10:00:02 WARNING RuntimeError: cannot load 'other'",
+        "FAILED tests/test_x.py::test_y - KeyError: 'no entry z'",
+        *several.rstrip("\n").split("\n"),
+        "noise " * 20,
+        "2026-12-03 10:00:03 ERROR SomethingElseError: never raised here",
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli, ["lookup", "--log", str(log), "--json", "--from",
+                                      str(_records_file(records, tmp_path))])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out.write_text(result.stdout)
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    *found, summary = rows
+    functions = {r.id: r.function for r in records}
+    chain_end = len(chained.rstrip("\n").split("\n")) + 2  # the log's line of its last line
+    second = next(i for i, line in enumerate(lines, 1) if i > 3 and line.startswith("Traceback"))
+    assert [(row["log_line"], functions.get(row["id"])) for row in found] == [
+        (3, "find"),  # the chain's first traceback: KeyError in find
+        (second, "load"),  # then the RuntimeError raised from it
+        (chain_end + 1, "load"),  # a log line holding `RuntimeError: ...`
+        (chain_end + 2, "find"),  # pytest's summary line
+        (chain_end + 3, "explain"),  # a message of two lines, read whole
+        (len(lines), None),
+    ]
+    assert summary["summary"]["errors"] == 6 and summary["summary"]["unmatched"] == 1
+
+
+def _records_file(records: list[errscan.ErrorRecord], tmp_path: Path) -> Path:
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
+    return path
+
+
+def test_a_log_read_in_small_blocks_gives_the_same_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block never cuts a traceback in two, however small the blocks."""
+    import io
+
+    from errscan import logs
+    from errscan.analyzer.lookup import TemplateIndex
+
+    records = errscan.extract_source(CHAINED, path="m.py")
+    text = ("INFO x\n" + _traceback_of("load('k')", tmp_path) + "KeyError: 'no entry q'\n") * 5
+    text += _traceback_of("explain()", tmp_path)
+    index = TemplateIndex(records)
+
+    def found() -> list[tuple[int, str, str | None]]:
+        stream = io.BytesIO(text.encode())
+        return [(f.line, f.text, f.match.record.id if f.match else None)
+                for f in logs.scan_log(stream, index)]  # fmt: skip
+
+    whole = found()
+    assert len(whole) == 5 * 3 + 1
+    for size in (16, 64, 333):
+        monkeypatch.setattr(logs, "_BLOCK", size)
+        assert found() == whole, size
