@@ -113,6 +113,16 @@ class TemplateIndex:
         self._words: dict[str, list[int]] = defaultdict(list)
         self._by_file: dict[str, list[int]] = defaultdict(list)
         self._bases: dict[str, set[str]] = defaultdict(set)
+        # words every template of a record holds: a message without one of them cannot
+        # match it, and a set's subset test rules most candidates out before _matches
+        self._needs = [
+            frozenset(set.intersection(*ws)) if ws else frozenset() for ws in per_template
+        ]
+        self._names = [_class_names(record) for record in self.records]
+        self._literal = [
+            sum(len((p.text or "").strip()) for p in record.message_parts)
+            for record in self.records
+        ]
         for i, record in enumerate(self.records):
             if record.message is not None and not all(per_template[i]):
                 self._free.append(i)  # a template with no whole word: checked always
@@ -150,9 +160,9 @@ class TemplateIndex:
             found.update(cls.__name__ for cls in builtin.__mro__)
         return frozenset(found) if found else None
 
-    def _candidates(self, seen: Seen) -> list[int]:
+    def _candidates(self, seen: Seen, words: frozenset[str]) -> list[int]:
         found = set(self._free)
-        for word in {w.lower() for w in _WORD.findall(seen.message)}:
+        for word in words:
             found.update(self._anchored.get(word, ()))
         for path, _, _ in seen.frames:
             found.update(self._by_file.get(path.replace("\\", "/").rsplit("/", 1)[-1], ()))
@@ -169,17 +179,23 @@ class TemplateIndex:
         ancestors = self._ancestors(seen.exception)
         full: list[tuple[tuple[int, int, int, int, str], Match]] = []
         close: list[tuple[float, str, ErrorRecord]] = []
-        candidates = self._candidates(seen)
-        for i in candidates:
+        words = frozenset(w.lower() for w in _WORD.findall(seen.message))
+        for i in self._candidates(seen, words):
             record = self.records[i]
-            at_frame = _at_frame(record, seen)
+            at_frame = bool(seen.frames) and _at_frame(record, seen)
             if record.message is None:
                 if at_frame:  # a traceback names the site; its message we could not read
                     full.append(((0, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
-            if not _same_type(seen.exception, ancestors, record):
+            if not self._needs[i] <= words:
                 continue
-            literal = sum(len((p.text or "").strip()) for p in record.message_parts)
+            if (
+                ancestors is not None
+                and record.kind != "reraise"
+                and not (self._names[i] & ancestors)
+            ):
+                continue
+            literal = self._literal[i]
             if not literal and (ancestors is None or not seen.message.strip()):
                 continue  # `{message}` matches anything: only with a known type, and text
             if any(_matches(parts, seen.message) for parts in self._templates[i]):
@@ -187,8 +203,8 @@ class TemplateIndex:
                 key = (0 if at_frame else 1, 0 if literal else 1, -literal,
                        0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
-        matched = {i for i in candidates}
-        for i in self._close(seen, matched if full else set()):
+        # close matches only where nothing matched in full: scoring costs far more
+        for i in [] if full else self._close(seen, set()):
             record = self.records[i]
             if record.message is None or not _same_type(seen.exception, ancestors, record):
                 continue
@@ -271,6 +287,14 @@ def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
     return cls is not None and any(
         base in BUILTIN_EXCEPTIONS and issubclass(cls, BUILTIN_EXCEPTIONS[base]) for base in bases
     )
+
+
+def _class_names(record: ErrorRecord) -> frozenset[str]:
+    """The simple names a record's class goes by: as written, and as resolved."""
+    names = {(record.exception or "").rsplit(".", 1)[-1]}
+    if record.exception_qualname:
+        names.add(record.exception_qualname.rsplit(".", 1)[-1])
+    return frozenset(names)
 
 
 def _same_type(seen: str | None, ancestors: frozenset[str] | None, record: ErrorRecord) -> bool:
