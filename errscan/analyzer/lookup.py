@@ -108,7 +108,8 @@ class TemplateIndex:
         per_template = [[_safe_words(parts) for parts in t] for t in self._templates]
         words = [set().union(*ws) if ws else set() for ws in per_template]
         counts: Counter[str] = Counter(w for ws in words for w in ws)
-        self._anchored: dict[str, list[int]] = defaultdict(list)
+        self._anchored: dict[str, list[int]] = defaultdict(list)  # by one word
+        self._paired: dict[str, dict[str, list[int]]] = defaultdict(dict)  # by two
         self._free: list[int] = []
         self._words: dict[str, list[int]] = defaultdict(list)
         self._by_file: dict[str, list[int]] = defaultdict(list)
@@ -127,8 +128,11 @@ class TemplateIndex:
             if record.message is not None and not all(per_template[i]):
                 self._free.append(i)  # a template with no whole word: checked always
             else:
-                for anchor in {min(ws, key=lambda w: (counts[w], w)) for ws in per_template[i]}:
-                    self._anchored[anchor].append(i)
+                for anchor in {_anchor(ws, counts) for ws in per_template[i]}:
+                    if len(anchor) == 1:
+                        self._anchored[anchor[0]].append(i)
+                    else:
+                        self._paired[anchor[0]].setdefault(anchor[1], []).append(i)
             for word in words[i]:
                 if counts[word] <= _COMMON:
                     self._words[word].append(i)
@@ -164,6 +168,16 @@ class TemplateIndex:
         found = set(self._free)
         for word in words:
             found.update(self._anchored.get(word, ()))
+            partners = self._paired.get(word)
+            if not partners:
+                continue
+            if len(partners) <= len(words):
+                for second, indices in partners.items():
+                    if second in words:
+                        found.update(indices)
+            else:
+                for second in words:
+                    found.update(partners.get(second, ()))
         for path, _, _ in seen.frames:
             found.update(self._by_file.get(path.replace("\\", "/").rsplit("/", 1)[-1], ()))
         return sorted(found)
@@ -219,6 +233,13 @@ class TemplateIndex:
         best = [match for _, match in full]
         best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
         return best
+
+
+def _anchor(words: set[str], counts: Counter[str]) -> tuple[str, ...]:
+    """A template's key in the index: its two rarest whole words (in alphabetical
+    order), or its one: a message it matches holds them too."""
+    rarest = sorted(words, key=lambda w: (counts[w], w))[:2]
+    return tuple(sorted(rarest))
 
 
 def _safe_words(parts: Sequence[tuple[str | None, str | None]]) -> set[str]:

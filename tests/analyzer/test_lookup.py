@@ -304,3 +304,34 @@ def test_a_log_read_in_small_blocks_gives_the_same_errors(
     for size in (16, 64, 333):
         monkeypatch.setattr(logs, "_BLOCK", size)
         assert found() == whole, size
+
+
+def test_the_index_finds_every_full_match_a_scan_of_all_records_would() -> None:
+    """The index only narrows which templates are tried: on random templates and
+    messages (long ones too), its full matches are those of trying every record."""
+    import random
+
+    from errscan.analyzer.lookup import TemplateIndex, _matches, _templates
+
+    rng = random.Random(3)
+    words = [f"w{i:02d}x" for i in range(40)]
+
+    def text() -> str:
+        picked = rng.choices([*words, "{x}", "{y}"], k=rng.randint(1, 8))
+        return " ".join(picked) + rng.choice(["", "!", "{z}"])
+
+    source = "".join(f"def f{i}(x, y, z):\n    raise ValueError(f'{text()}')\n" for i in range(300))
+    records = errscan.extract_source(source)
+    index = TemplateIndex(records)
+    total = 0
+    for _ in range(300):
+        message = " ".join(rng.choices([*words, "7", "abc"], k=rng.randint(1, 90)))
+        expected = {
+            r.id for r in records
+            if r.message is not None and any(p.text and p.text.strip() for p in r.message_parts)
+            and any(_matches(t, message) for t in _templates(r))
+        }  # fmt: skip
+        found = {m.record.id for m in index.lookup(message) if m.kind == "full"}
+        assert found == expected, message
+        total += len(expected)
+    assert total > 50  # the messages do match templates, some of them
