@@ -3,9 +3,10 @@
     for found in scan_log(stream, index):
         print(found.line, found.match.record.id if found.match else "unmatched")
 
-The log is read a block of lines at a time and searched with one regular expression
-(in C) for what starts an error; only those lines reach Python code, so memory stays
-flat and the speed is that of the search.
+The log is read a block of lines at a time and searched with bytes.find for the words
+that start an error (a traceback's header, a name ending in Error, Exception, Warning,
+Exit or Interrupt); only those lines reach Python code, so memory stays flat and the
+speed is that of the search.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from typing import IO
 from errscan.analyzer.lookup import Match, TemplateIndex
 
 _BLOCK = 4 << 20  # bytes read at once
-# what may start an error: a traceback, or the end of an exception's name before its
-# message (searched for first: literal words are what the engine finds fast)
+# the end of an exception's name before its message, on a line found by _starts
 _START = re.compile(
     rb"Traceback \(most recent call last\):"
     rb"|(?:Error|Exception|Warning|Exit|Interrupt)(?=: |:\r?$|\r?$)",
@@ -28,10 +28,6 @@ _START = re.compile(
 )
 # the whole name, checked on the line of a candidate only
 _NAME = re.compile(rb"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*$")
-_CHAIN = (
-    "The above exception was the direct cause of the following exception:",
-    "During handling of the above exception, another exception occurred:",
-)
 
 
 @dataclass(frozen=True)
@@ -177,8 +173,6 @@ def errors_in(lines: Iterable[tuple[int, bytes, bool]]) -> Iterator[tuple[int, s
             continue
         if "Traceback (most recent call last):" in line:
             block, start, ended = [line[line.index("Traceback") :]], number, False
-            continue
-        if line.strip() in _CHAIN:
             continue
         for found in _START.finditer(raw):
             name = _NAME.search(raw, 0, found.end())
