@@ -84,7 +84,6 @@ class Listing:
         )
         self._count = 0
         self.refused: list[FileError] = []  # files of the commit not read (list_files)
-        self.commit = ""  # the commit listed (list_files)
         self.db.execute("BEGIN")
         for chunk in chunks(entries, _PAGE * 4):
             self.db.executemany("INSERT INTO file (path, sha, size) VALUES (?, ?, ?)", chunk)
@@ -122,10 +121,7 @@ class Listing:
 
     def sha(self, path: str) -> str:
         """The blob id of the file at `path`; KeyError where the listing has none."""
-        found = self.db.execute("SELECT sha FROM file WHERE path = ?", (path,)).fetchone()
-        if found is None:
-            raise KeyError(path)
-        return str(found[0])
+        return self.entry(path).sha
 
     def resize(self, sizes: Iterable[tuple[str, int]]) -> None:
         """Set the sizes of the files named (a listing made without them)."""
@@ -193,7 +189,7 @@ def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
             listing = _ls_tree(repo, commit, filters, sized=False)
         except InputError:
             raise first from None
-    listing.resize(_sizes(repo, listing))
+    listing.resize(_sizes(repo, listing, commit))
     return listing
 
 
@@ -214,15 +210,14 @@ def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
             said = " ".join(errors.read(4096).decode("utf-8", "replace").split())
             raise InputError(f"cannot list files of {commit}: {said or f'exit code {status}'}")
     listing.refused = refused
-    listing.commit = commit
     return listing
 
 
-def _sizes(repo: Git, listing: Listing) -> Iterator[tuple[str, int]]:
+def _sizes(repo: Git, listing: Listing, commit: str) -> Iterator[tuple[str, int]]:
     """(path, size) of every listed blob, -1 for those git does not have (a partial
     clone's), from `rev-list --missing=print` and one `cat-file --batch-check`: both
     report a missing blob rather than fetch it, or die, as `cat-file --batch` would."""
-    walked = repo.run("rev-list", "--objects", "--missing=print", "--no-walk", listing.commit)
+    walked = repo.run("rev-list", "--objects", "--missing=print", "--no-walk", commit)
     missing = {line[1:].strip() for line in walked.splitlines() if line.startswith("?")}
     entries = [entry for entry in listing if entry.sha not in missing]
     asked = "".join(f"{entry.sha}\n" for entry in entries).encode("ascii")
@@ -262,10 +257,13 @@ def _wanted(
         mode, kind, sha, *size = meta.split()  # no size without `ls-tree -l`
         if kind != b"blob" or mode not in _BLOB_MODES:
             continue
-        path = raw_path.decode("utf-8", "backslashreplace")
+        try:
+            path, utf8 = raw_path.decode("utf-8"), True
+        except UnicodeDecodeError:
+            path, utf8 = raw_path.decode("utf-8", "backslashreplace"), False
         if not filters.wants(path):
             continue
-        reason = _unsafe_name(raw_path, path)
+        reason = _unsafe_name(path, utf8)
         if reason is not None:
             if len(refused) < _MAX_REFUSED:
                 refused.append(FileError(path, reason))
@@ -276,11 +274,9 @@ def _wanted(
 _MAX_REFUSED = 1000  # refused names reported, at most: a crafted tree can hold millions
 
 
-def _unsafe_name(raw: bytes, path: str) -> str | None:
+def _unsafe_name(path: str, utf8: bool) -> str | None:
     """Why a file's name is not taken as a path of the repository, or None."""
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
+    if not utf8:
         return "file name is not UTF-8: not read"
     if any(part in ("", ".", "..", ".git") for part in path.split("/")):
         return "file name leaves the repository (an empty, `.`, `..` or `.git` part): not read"

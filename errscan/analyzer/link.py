@@ -5,14 +5,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
-from errscan.extractors.message import inline, literal_value, merge, template
+from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
 from errscan.models import ErrorRecord, MessagePart, Site
 
@@ -163,15 +162,12 @@ def _string_argument(text: str) -> tuple[MessagePart, ...] | None:
     return found.parts
 
 
-_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
-
-
 def _said(fields: dict[str, Any]) -> bool:
     """Whether the message or a candidate holds literal text: a template of nothing but
     placeholders matches any message, so it is no template."""
     if any(part.text and part.text.strip() for part in fields["message_parts"]):
         return True
-    return any(_PLACEHOLDER.sub("", c).strip() for c in fields["message_candidates"])
+    return any(PLACEHOLDER.sub("", c).strip() for c in fields["message_candidates"])
 
 
 # OSError(errno.ENOENT, ...) is a FileNotFoundError: CPython picks the subclass by errno

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS
+from errscan.extractors.message import PLACEHOLDER
 from errscan.models import ErrorRecord
 
 _FRAME = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S+))?', re.MULTILINE
 )
 _TYPED = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): ?(?P<message>.*)$", re.DOTALL)
-_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 _CLOSE_LIMIT = 5
 _CLOSE_FLOOR = 0.5
 
@@ -51,11 +51,6 @@ _CHAINED = re.compile(
     r"|During handling of the above exception, another exception occurred:)\s*$",
     re.MULTILINE,
 )
-
-
-def parse(text: str) -> Seen:
-    """The last exception of what a user pasted (a chain's last traceback)."""
-    return parse_chain(text)[-1]
 
 
 def parse_chain(text: str) -> list[Seen]:
@@ -182,11 +177,12 @@ class TemplateIndex:
             found.update(self._by_file.get(path.replace("\\", "/").rsplit("/", 1)[-1], ()))
         return sorted(found)
 
-    def _close(self, seen: Seen, exclude: set[int]) -> list[int]:
+    def _close(self, seen: Seen) -> list[int]:
+        """The records sharing the most words with the message, for a closeness score."""
         shared: Counter[int] = Counter()
         for word in {w.lower() for w in _WORD.findall(seen.message)}:
             shared.update(self._words.get(word, ()))
-        ranked = sorted((-n, i) for i, n in shared.items() if i not in exclude)
+        ranked = sorted((-n, i) for i, n in shared.items())
         return [i for _, i in ranked[:_CLOSE_CANDIDATES]]
 
     def _lookup_one(self, seen: Seen) -> list[Match]:
@@ -203,11 +199,7 @@ class TemplateIndex:
                 continue
             if not self._needs[i] <= words:
                 continue
-            if (
-                ancestors is not None
-                and record.kind != "reraise"
-                and not (self._names[i] & ancestors)
-            ):
+            if not _same_type(ancestors, self._names[i], record.kind):
                 continue
             literal = self._literal[i]
             if not literal and (ancestors is None or not seen.message.strip()):
@@ -218,12 +210,10 @@ class TemplateIndex:
                        0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
         # close matches only where nothing matched in full: scoring costs far more
-        for i in [] if full else self._close(seen, set()):
+        for i in [] if full else self._close(seen):
             record = self.records[i]
-            if record.message is None or not _same_type(seen.exception, ancestors, record):
+            if record.message is None or not _same_type(ancestors, self._names[i], record.kind):
                 continue
-            if any(_matches(parts, seen.message) for parts in self._templates[i]):
-                continue  # a full match found above, or one not anchored here
             skeleton = "".join(p.text or "" for p in record.message_parts)
             ratio = _similarity(skeleton, seen.message)
             if ratio >= _CLOSE_FLOOR:
@@ -318,16 +308,11 @@ def _class_names(record: ErrorRecord) -> frozenset[str]:
     return frozenset(names)
 
 
-def _same_type(seen: str | None, ancestors: frozenset[str] | None, record: ErrorRecord) -> bool:
-    """The type a user saw is the record's class or one of its subclasses (a re-raise,
-    whose class is what was caught, takes any); no type, or one no record or builtin
-    knows, filters nothing."""
-    if seen is None or ancestors is None or record.kind == "reraise":
-        return True
-    names = {(record.exception or "").rsplit(".", 1)[-1]}
-    if record.exception_qualname:
-        names.add(record.exception_qualname.rsplit(".", 1)[-1])
-    return bool(names & ancestors)
+def _same_type(ancestors: frozenset[str] | None, names: frozenset[str], kind: str) -> bool:
+    """The type a user saw (whose class names are `ancestors`) is the record's class (its
+    `names`) or one of its subclasses; a re-raise, whose class is what was caught, takes
+    any; no type, or one no record or builtin knows, filters nothing."""
+    return ancestors is None or kind == "reraise" or bool(names & ancestors)
 
 
 def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str | None]]]:
@@ -338,7 +323,7 @@ def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str |
     for candidate in record.message_candidates[1:]:
         parts: list[tuple[str | None, str | None]] = []
         position = 0
-        for placeholder in _PLACEHOLDER.finditer(candidate):
+        for placeholder in PLACEHOLDER.finditer(candidate):
             parts.append((candidate[position : placeholder.start()], None))
             parts.append((None, placeholder.group()))
             position = placeholder.end()

@@ -86,10 +86,9 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         local = isinstance(base, ast.Name) and reader.lookup.local(base.id)
         via = "variable" if local else "constant"
     found = [reader.finish(reader.parts(node), via or _form(node))]
-    plural = _plural(node)
-    if plural is not None and found[0] is not None:
-        other = _Reader(src, reader.lookup)  # a budget of its own
-        found.append(other.finish(other.parts(plural), via or _form(node)))
+    if found[0] is not None and _calls_ngettext(node):  # the plural, a candidate of its own
+        other = _Reader(src, reader.lookup, plural=True)
+        found.append(other.finish(other.parts(node), via or _form(node)))
     return _distinct(found)
 
 
@@ -102,39 +101,21 @@ def _translated(node: ast.expr, plural: bool = False) -> ast.expr | None:
     or with `plural` the plural, of `ngettext(...)`); None for any other expression."""
     if not isinstance(node, ast.Call) or node.keywords:
         return None
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if name in _GETTEXT and len(node.args) == 1 and not plural:
+    name = _callee_name(node)
+    if name in _GETTEXT and len(node.args) == 1:
         return node.args[0]
     if name in _NGETTEXT and len(node.args) == 3:
         return node.args[1 if plural else 0]
     return None
 
 
-def _plural(node: ast.expr) -> ast.expr | None:
-    """The message with an ngettext call's plural in place of its singular, or None."""
-    target = node.func.value if _is_format(node) else node  # type: ignore[attr-defined]
-    if _translated(target, plural=True) is None:
-        return None
-    swapped = _swap_plural(target)
-    if target is node:
-        return swapped
-    func = ast.Attribute(value=swapped, attr="format", ctx=ast.Load())
-    return ast.Call(func=func, args=node.args, keywords=node.keywords)  # type: ignore[attr-defined]
+def _callee_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
-def _is_format(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-    )
-
-
-def _swap_plural(call: ast.expr) -> ast.expr:
-    assert isinstance(call, ast.Call)
-    args = [call.args[1], call.args[1], call.args[2]]
-    return ast.Call(func=call.func, args=args, keywords=[])
+def _calls_ngettext(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and _callee_name(n) in _NGETTEXT for n in ast.walk(node))
 
 
 def _branches(chains: list[Chain]) -> list[Chain]:
@@ -244,6 +225,8 @@ def _form(node: ast.expr) -> str:
     return "concat"
 
 
+# a placeholder as a template's text shows it: `{expr}`, one level of nested braces
+PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 _MAX_DEPTH = 8  # names resolved through names, at most
 _MAX_STEPS = 400  # expressions read for one message: `msg += msg` twelve times is 2**12
 _MAX_PARTS = 256  # parts of one message
@@ -260,9 +243,11 @@ _STRIP: dict[str, Callable[[str], str]] = {
 class _Reader:
     """Turns one message expression into parts, resolving names through a Lookup."""
 
-    def __init__(self, src: Source, lookup: Lookup) -> None:
+    def __init__(self, src: Source, lookup: Lookup, plural: bool = False) -> None:
+        """`plural`: read ngettext's plural rather than its singular."""
         self.src = src
         self.lookup = lookup
+        self.plural = plural
         self.depth = 0
         self.steps = 0  # expressions read; past _MAX_STEPS the message is not read
         self.exhausted = False
@@ -354,7 +339,7 @@ class _Reader:
             return _through_text(inner, _STRIP[name]) if inner is not None else None
         # case: _("..."), gettext("..."), ngettext("one", "many", n) (the singular; the
         # plural is a candidate of its own): the untranslated text, as most users see it
-        text = _translated(node)
+        text = _translated(node, self.plural)
         if text is not None:
             return self.parts(text)
         return None
