@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
 from errscan.analyzer.lookup import Match, TemplateIndex
 
 _BLOCK = 4 << 20  # bytes read at once
-# the end of an exception's name before its message, on a line found by _starts
-_START = re.compile(
-    rb"Traceback \(most recent call last\):"
-    rb"|(?:Error|Exception|Warning|Exit|Interrupt)(?=: |:\r?$|\r?$)",
-    re.MULTILINE,
-)
 # the whole name, checked on the line of a candidate only
 _NAME = re.compile(rb"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*$")
 
@@ -51,7 +45,7 @@ def scan_log(
 ) -> Iterator[Found]:
     """Each error of the log in order, looked up in `index`; counts go to `summary`."""
     summary = summary if summary is not None else Summary()
-    for number, text in errors_in(_lines(stream)):
+    for number, text in errors_in(stream):
         matches = index.lookup(text)
         best = matches[0] if matches else None
         summary.errors += 1
@@ -64,11 +58,13 @@ def scan_log(
 
 _HEADER = b"Traceback (most recent call last):"
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
+_KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
+_ENDINGS = (b": ", b":\n", b"\n", b"\r\n", b":\r", b"")  # what follows a name's end
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:
-    """(number, line, starts an error) for the lines that matter: each that may start
-    an error, and the lines of each traceback, which a block never cuts in two."""
+def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each error of a log: a traceback whole, or a line's
+    `Type: message` (from the exception's name on). A block never cuts a traceback."""
     number = 0
     rest = b""
     while True:
@@ -76,35 +72,36 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:
         data = rest + block
         if not block:
             if data:
-                yield from _pick(data if data.endswith(b"\n") else data + b"\n", number)
+                yield from _errors(data if data.endswith(b"\n") else data + b"\n", number)
             return
         cut = data.rfind(b"\n") + 1
-        open_at = _open_traceback(data, cut)
-        if open_at is not None and cut - open_at < _LONGEST:
-            cut = open_at  # the unfinished traceback goes whole into the next block
+        header = data.rfind(_HEADER, 0, cut)
+        if header >= 0:
+            start = data.rfind(b"\n", 0, header) + 1
+            if _traceback_end(data, start, cut) is None and cut - start < _LONGEST:
+                cut = start  # the unfinished traceback goes whole into the next block
         chunk, rest = data[:cut], data[cut:]
-        yield from _pick(chunk, number)
+        yield from _errors(chunk, number)
         number += chunk.count(b"\n")
 
 
-def _open_traceback(data: bytes, end: int) -> int | None:
-    """Where the last traceback before `end` starts, where it may go on past `end`: no
-    line after its exception's line (and that message's indented lines) is there yet."""
-    header = data.rfind(_HEADER, 0, end)
-    if header < 0:
-        return None
-    start = data.rfind(b"\n", 0, header) + 1
-    after = data.find(b"\n", header)
-    ended = False  # its exception's line seen: an unindented line after it ends it
-    for line in data[after + 1 : end].split(b"\n")[:-1]:
+def _traceback_end(data: bytes, start: int, end: int) -> int | None:
+    """Where the traceback whose header line starts at `start` ends (past its
+    exception's line and that message's indented lines), or None where `end` comes
+    first: the next unindented line after the exception's is not there yet."""
+    position = data.find(b"\n", start, end) + 1
+    ended = False  # past the exception's line
+    while 0 < position < end:
+        line_end = data.find(b"\n", position, end)
+        if line_end < 0:
+            return None
+        line = data[position:line_end]
         indented = line[:1].isspace()
         if ended and not indented:
-            return None
+            return position
         ended = ended or (bool(line) and not indented)
-    return start
-
-
-_KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
+        position = line_end + 1
+    return None
 
 
 def _starts(chunk: bytes) -> list[tuple[int, int, bool]]:
@@ -115,70 +112,34 @@ def _starts(chunk: bytes) -> list[tuple[int, int, bool]]:
         at = chunk.find(word)
         while at >= 0:
             end = at + len(word)
-            if header or chunk[end : end + 2] in (b": ", b":\n", b"\n", b"\r\n", b":\r", b""):
+            if header or chunk[end : end + 2] in _ENDINGS:
                 found.append((at, end, header))
             at = chunk.find(word, end)
     found.sort()
     return found
 
 
-def _pick(chunk: bytes, number: int) -> Iterator[tuple[int, bytes, bool]]:
+def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
+    """The errors of a chunk of whole lines whose first line is line `number` + 1 (a
+    traceback not ended within it runs to its end: errors_in cuts chunks so that only
+    the log's last one can hold such a traceback)."""
     position = 0
     for at, stop, header in _starts(chunk):
         start = chunk.rfind(b"\n", 0, at) + 1
         if start < position:
-            continue  # a line passed on already
-        if not header and not _NAME.search(chunk, start, stop):
-            continue  # `ValueError` inside a word, or a lowercase name
+            continue  # within an error already given
+        line_end = chunk.find(b"\n", stop)
+        if header:
+            end = _traceback_end(chunk, start, len(chunk))
+            end = len(chunk) if end is None else end
+            text = chunk[at:end].rstrip(b"\n")
+        else:
+            name = _NAME.search(chunk, start, stop)
+            if name is None:
+                continue  # `ValueError` inside a word, or a lowercase name
+            end = line_end + 1
+            text = chunk[name.start() : line_end]
         number += chunk.count(b"\n", position, start)
-        end = chunk.find(b"\n", stop)
-        end = len(chunk) if end < 0 else end
-        yield number, chunk[start:end], True
-        number += 1
-        position = end + 1
-        if not header:
-            continue
-        ended = False  # past the exception's line: its message's indented lines follow
-        while position < len(chunk):  # the traceback's lines, through its last
-            end = chunk.find(b"\n", position)
-            end = len(chunk) if end < 0 else end
-            line = chunk[position:end]
-            indented = line[:1].isspace()
-            if ended and not indented:
-                break
-            yield number, line, False
-            number += 1
-            position = end + 1
-            ended = ended or (bool(line) and not indented)
-
-
-def errors_in(lines: Iterable[tuple[int, bytes, bool]]) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each error: a traceback whole, or a `Type: message` line
-    (its part from the exception's name on)."""
-    block: list[str] = []
-    start = 0
-    ended = False  # the traceback's exception line seen: indented lines go on its message
-    for number, raw, starts in lines:
-        line = raw.decode("utf-8", "replace").rstrip("\r")
-        if block and not starts:
-            indented = line[:1].isspace()
-            if not (ended and not indented):
-                block.append(line)
-                ended = ended or (bool(line) and not indented)
-                continue
-        if block:
-            yield start + 1, "\n".join(block)
-            block, ended = [], False
-        if not starts:
-            continue
-        if "Traceback (most recent call last):" in line:
-            block, start, ended = [line[line.index("Traceback") :]], number, False
-            continue
-        for found in _START.finditer(raw):
-            name = _NAME.search(raw, 0, found.end())
-            if name is not None:
-                text = raw[name.start() :].decode("utf-8", "replace").rstrip("\r")
-                yield number + 1, text
-                break
-    if block:
-        yield start + 1, "\n".join(block)
+        yield number + 1, text.decode("utf-8", "replace").replace("\r\n", "\n").rstrip("\r")
+        number += chunk.count(b"\n", start, end)
+        position = end
