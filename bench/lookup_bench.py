@@ -4,6 +4,8 @@
 
 Builds a throwaway repository of generated modules whose raises hold varied templates,
 scans it, compiles its TemplateIndex, then prints:
+- the time to compile the index, and to load it back from its compiled form (what
+  `lookup --scan/--db/--from` keep in the cache);
 - queries a second for single lookups of runtime messages of those templates;
 - MB a second for scanning a synthetic log (mostly ordinary lines, one error in 500,
   a traceback in 5,000), and the process's peak RSS before and after, which must not
@@ -25,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import errscan  # noqa: E402
-from errscan.analyzer.lookup import TemplateIndex  # noqa: E402
 from errscan.logs import Summary, scan_log  # noqa: E402
+from errscan.matching import TemplateIndex  # noqa: E402
 
 _STEMS = ("par", "con", "val", "key", "row", "job", "net", "dis", "map", "ref")
 _ENDS = ("ser", "fig", "ue", "word", "data", "queue", "work", "k", "ping", "erence",
@@ -113,7 +115,15 @@ def main() -> int:
         print(f"scanned {len(records):,} records in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         index = TemplateIndex(records)
-        print(f"index built in {time.perf_counter() - started:.2f} s; peak RSS {_rss_mb():.0f} MB")
+        built = time.perf_counter() - started
+        print(f"index built in {built:.2f} s; peak RSS {_rss_mb():.0f} MB")
+        compiled = index.compiled()
+        started = time.perf_counter()
+        loaded = TemplateIndex.load(records, compiled)
+        seconds = time.perf_counter() - started
+        assert loaded is not None
+        print(f"compiled index ({len(compiled) / 1e6:.1f} MB) loaded back in {seconds:.2f} s: "
+              f"{seconds / built:.2f}x of building it")  # fmt: skip
         queries = [message(*rng.choice(sites), rng) for _ in range(options.queries)]
         started = time.perf_counter()
         hits = sum(1 for q in queries if index.lookup(q) and index.lookup(q)[0].kind == "full")

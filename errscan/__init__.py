@@ -22,15 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from errscan import matching
 from errscan.analyzer import cache, files, link, output, replay, repo, state
 from errscan.analyzer import diff as diff_stage
-from errscan.analyzer import lookup as lookup_stage
 from errscan.analyzer import page as page_stage
 from errscan.analyzer import scan as scan_stage
 from errscan.analyzer import store as store_stage
 from errscan.analyzer.index import Index, ModuleTable
 from errscan.analyzer.related import features
 from errscan.errors import InputError
+from errscan.matching import Match, TemplateIndex
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 __version__ = "0.1.0"
@@ -38,8 +39,10 @@ __all__ = [
     "ErrorRecord",
     "FileError",
     "InputError",
+    "Match",
     "Scan",
     "ScanResult",
+    "TemplateIndex",
     "__version__",
     "cache_info",
     "default_cache_dir",
@@ -50,8 +53,10 @@ __all__ = [
     "find_record",
     "load_records",
     "lookup",
+    "lookup_index",
     "page",
     "prune_cache",
+    "records_of",
     "scan",
     "scan_options",
     "store_scan",
@@ -543,9 +548,53 @@ def page(record: ErrorRecord, records: Sequence[ErrorRecord], fmt: str = "markdo
     return page_stage.markdown(record, by_id.get)
 
 
-def lookup(text: str, records: Sequence[ErrorRecord]) -> list[lookup_stage.Match]:
+def lookup(text: str, records: Sequence[ErrorRecord]) -> list[matching.Match]:
     """The records that could have produced a message, `Type: message` or traceback."""
-    return lookup_stage.lookup(text, records)
+    return matching.lookup(text, records)
+
+
+def records_of(
+    *,
+    source: str | Path | None = None,
+    target: str | None = None,
+    db: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+) -> tuple[list[ErrorRecord], str]:
+    """The records of a file errscan wrote (`source`), of a scan of REPO@REV (`target`), or
+    else of the latest stored scan of each repository in the store `db`; and a key that
+    names them (for lookup_index), a digest of what decides them."""
+    if source is not None and target is not None:
+        raise InputError("give the records with --from FILE or --scan REPO@REV")
+    if source is not None:
+        try:
+            content = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        except OSError as exc:
+            raise InputError(f"cannot read {source}: {exc.strerror}") from exc
+        return load_records(source), replay.key("from", content, _BUILD)
+    if target is not None:
+        running = scan(target, cache_dir=cache_dir)
+        return list(running), running.replay_key("records")
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        raise InputError(f"no store at {path}: give --from FILE or --scan REPO@REV, or --db PATH")
+    store = store_stage.Store.open(path, create=False)
+    try:
+        latest = store.latest_scans()
+        records = [record for found in latest for record in store.records(found)]
+    finally:
+        store.close()
+    scans = [(found.id, found.repo, found.commit, found.scanned_at) for found in latest]
+    return records, replay.key("store", path.resolve(), scans, _BUILD)
+
+
+def lookup_index(
+    records: Sequence[ErrorRecord], key: str | None = None, cache_dir: str | Path | None = None
+) -> matching.TemplateIndex:
+    """The records compiled for many lookups (`index.lookup(text)`); with the `key` that
+    records_of gave them, the compiled tables are kept in the cache and reused."""
+    if key is None:
+        return matching.TemplateIndex(records)
+    return matching.CompiledIndexes(_cache_root(cache_dir)).index(records, key)
 
 
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
@@ -561,29 +610,38 @@ def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
         info = cache.CacheInfo(str(root / "results.sqlite"), 0, 0)
     outputs, output_bytes = replay.usage(replay.Replay(root))
     states, state_bytes = state.usage(root)
+    indexes, index_bytes = matching.CompiledIndexes(root).usage()
     return dataclasses.replace(
         info,
         outputs=outputs,
         output_bytes=output_bytes,
         states=states,
         state_bytes=state_bytes,
+        indexes=indexes,
+        index_bytes=index_bytes,
     )
 
 
 def prune_cache(
     cache_dir: str | Path | None = None, max_bytes: int = cache.DEFAULT_MAX_BYTES
 ) -> tuple[int, cache.CacheInfo]:
-    """Drop least recently used entries until `max_bytes` remain, stored outputs first,
-    then scan states (both cheap to make again from the results): how many, and what
-    is left."""
+    """Drop least recently used entries until `max_bytes` remain: compiled lookup
+    indexes, stored outputs, then scan states (all cheap to make again from the
+    results): how many, and what is left."""
     root = _cache_root(cache_dir)
     results = cache.ResultCache.open(root, __version__, 0)
     try:
         held = results.info().bytes
         _, state_bytes = state.usage(root)
-        dropped, kept = replay.prune(replay.Replay(root), max(0, max_bytes - held - state_bytes))
-        dropped += state.prune(root, max(0, max_bytes - held - kept))
-        dropped += results.prune(max(0, max_bytes - kept - state.usage(root)[1]))
+        _, output_bytes = replay.usage(replay.Replay(root))
+        indexes = matching.CompiledIndexes(root)
+        dropped = indexes.prune(max(0, max_bytes - held - state_bytes - output_bytes))
+        index_bytes = indexes.usage()[1]
+        budget = max(0, max_bytes - held - state_bytes - index_bytes)
+        pruned, kept = replay.prune(replay.Replay(root), budget)
+        dropped += pruned
+        dropped += state.prune(root, max(0, max_bytes - held - kept - index_bytes))
+        dropped += results.prune(max(0, max_bytes - kept - index_bytes - state.usage(root)[1]))
     finally:
         results.close()
     return dropped, cache_info(root)

@@ -233,22 +233,7 @@ def _records(
     source: str | None, scan_target: str | None, db: Path | None = None
 ) -> list[errscan.ErrorRecord]:
     """From --from FILE, --scan REPO@REV, or else the store (latest scan of each repo)."""
-    if source is not None and scan_target is not None:
-        raise errscan.InputError("give the records with --from FILE or --scan REPO@REV")
-    if source is not None:
-        return errscan.load_records(source)
-    if scan_target is not None:
-        return list(errscan.extract(scan_target).records)
-    path = db if db is not None else store_stage.default_path()
-    if not path.exists():
-        raise errscan.InputError(
-            f"no store at {path}: give --from FILE or --scan REPO@REV, or --db PATH"
-        )
-    store = store_stage.Store.open(path, create=False)
-    try:
-        return list(store.all_records())
-    finally:
-        store.close()
+    return errscan.records_of(source=source, target=scan_target, db=db)[0]
 
 
 _FROM = click.option("--from", "source", metavar="FILE", help="Records errscan wrote (jsonl/json).")
@@ -310,12 +295,13 @@ def lookup_command(
     """Find the records behind a message, `Type: message` or a traceback (- reads stdin)."""
     if (text is None) == (log is None):
         raise errscan.InputError("give the TEXT to look up, or --log FILE, not both")
-    records = _records(source, scan_target, db)
+    records, key = errscan.records_of(source=source, target=scan_target, db=db)
+    index = errscan.lookup_index(records, key)
     if log is not None:
-        return _lookup_log(log, records, as_json)
+        return _lookup_log(log, index, as_json)
     assert text is not None
     seen = sys.stdin.read() if text == "-" else text
-    matches = errscan.lookup(seen, records)
+    matches = index.lookup(seen)
     if as_json:
         rows = [
             {"id": m.record.id, "exception": m.record.exception, "file": m.record.file,
@@ -340,12 +326,10 @@ def lookup_command(
     return EXIT_OK
 
 
-def _lookup_log(log: str, records: list[errscan.ErrorRecord], as_json: bool) -> int:
+def _lookup_log(log: str, index: errscan.TemplateIndex, as_json: bool) -> int:
     """One annotation per error of the log, then a summary; exit 1 where none matched."""
-    from errscan.analyzer.lookup import TemplateIndex
     from errscan.logs import Summary, scan_log
 
-    index = TemplateIndex(records)
     summary = Summary()
     try:
         stream = sys.stdin.buffer if log == "-" else open(log, "rb")  # noqa: SIM115
@@ -486,12 +470,14 @@ def cache_group() -> None:
 @cache_group.command("info")
 @_CACHE_DIR_OPTION
 def cache_info(cache_dir: Path | None) -> int:
-    """Where the result cache is, what it holds (file results, outputs, scan states)."""
+    """Where the result cache is, what it holds (file results, outputs, scan states,
+    compiled lookup indexes)."""
     info = errscan.cache_info(cache_dir)
     click.echo(
         f"{info.path}: {info.entries} file results, {info.bytes / 1e6:.1f} MB; "
         f"{info.outputs} stored outputs, {info.output_bytes / 1e6:.1f} MB; "
-        f"{info.states} scan states, {info.state_bytes / 1e6:.1f} MB"
+        f"{info.states} scan states, {info.state_bytes / 1e6:.1f} MB; "
+        f"{info.indexes} lookup indexes, {info.index_bytes / 1e6:.1f} MB"
     )
     return EXIT_OK
 
@@ -508,8 +494,8 @@ def cache_info(cache_dir: Path | None) -> int:
 def cache_prune(cache_dir: Path | None, max_mb: float) -> int:
     """Drop least recently used results down to --max-mb."""
     dropped, info = errscan.prune_cache(cache_dir, int(max_mb * 1e6))
-    left = (info.bytes + info.output_bytes + info.state_bytes) / 1e6
-    count = info.entries + info.outputs + info.states
+    left = (info.bytes + info.output_bytes + info.state_bytes + info.index_bytes) / 1e6
+    count = info.entries + info.outputs + info.states + info.indexes
     click.echo(f"dropped {dropped} entries; {count} left, {left:.1f} MB")
     return EXIT_OK
 

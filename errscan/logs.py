@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
-from errscan.analyzer.lookup import Match, TemplateIndex
+from errscan.matching import Match, TemplateIndex
 
 _BLOCK = 4 << 20  # bytes read at once
 # the whole name, checked on the line of a candidate only

@@ -69,6 +69,8 @@ class CacheInfo:
     output_bytes: int = 0
     states: int = 0  # the last scan of each repository (and options), for incremental rescans
     state_bytes: int = 0
+    indexes: int = 0  # compiled lookup indexes, one per scan looked up
+    index_bytes: int = 0
 
 
 def options_digest(version: str, radius: int) -> str:

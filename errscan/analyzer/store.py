@@ -202,12 +202,16 @@ class Store:
             stats=scan.stats,
         )
 
-    def all_records(self) -> Iterator[ErrorRecord]:
-        """The records of every repository's latest scan (what show and lookup search)."""
+    def latest_scans(self) -> list[StoredScan]:
+        """Every repository's latest scan (what show and lookup search), by repository."""
         latest: dict[str, StoredScan] = {}
         for scan in self.scans():
             latest[scan.repo] = scan
-        for scan in latest.values():
+        return list(latest.values())
+
+    def all_records(self) -> Iterator[ErrorRecord]:
+        """The records of every repository's latest scan."""
+        for scan in self.latest_scans():
             yield from self.records(scan)
 
 

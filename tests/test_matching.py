@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import errscan
-from errscan.analyzer.lookup import _matches
 from errscan.cli import cli
-from tests.support import commit_all, git, write
+from errscan.matching import _matches
+from errscan.models import ErrorRecord
+from tests import real_tracebacks
+from tests.support import build_repo, commit_all, git, write
 
 
 def _records(*messages: str) -> list[errscan.ErrorRecord]:
@@ -287,7 +290,7 @@ def test_a_log_read_in_small_blocks_gives_the_same_errors(
     import io
 
     from errscan import logs
-    from errscan.analyzer.lookup import TemplateIndex
+    from errscan.matching import TemplateIndex
 
     records = errscan.extract_source(CHAINED, path="m.py")
     text = ("INFO x\n" + _traceback_of("load('k')", tmp_path) + "KeyError: 'no entry q'\n") * 5
@@ -311,7 +314,7 @@ def test_the_index_finds_every_full_match_a_scan_of_all_records_would() -> None:
     messages (long ones too), its full matches are those of trying every record."""
     import random
 
-    from errscan.analyzer.lookup import TemplateIndex, _matches, _templates
+    from errscan.matching import TemplateIndex, _matches, _templates
 
     rng = random.Random(3)
     words = [f"w{i:02d}x" for i in range(40)]
@@ -335,3 +338,133 @@ def test_the_index_finds_every_full_match_a_scan_of_all_records_would() -> None:
         assert found == expected, message
         total += len(expected)
     assert total > 50  # the messages do match templates, some of them
+
+
+def _queries(records: list[errscan.ErrorRecord]) -> list[str]:
+    """Messages of every template (placeholders filled), with and without the type."""
+    found = []
+    for record in records:
+        if record.message is not None:
+            text = "".join(p.text if p.text is not None else "7" for p in record.message_parts)
+            found += [text, f"{record.exception}: {text}"]
+    return [*found, "", "KeyError: 'nothing'"]
+
+
+def _answers(index: errscan.TemplateIndex, queries: list[str]) -> list[list[tuple[str, str]]]:
+    return [[(m.record.id, m.kind) for m in index.lookup(q)] for q in queries]
+
+
+def test_a_compiled_index_loaded_back_answers_as_the_one_compiled(tmp_path: Path) -> None:
+    records = list(errscan.extract(str(build_repo(tmp_path / "repo", "messages"))).records)
+    queries = _queries(records)
+    built = errscan.TemplateIndex(records)
+    loaded = errscan.TemplateIndex.load(records, built.compiled())
+    assert loaded is not None
+    assert _answers(loaded, queries) == _answers(built, queries)
+    assert sum(1 for a in _answers(built, queries) if a) > len(records)  # the queries find
+    assert errscan.TemplateIndex.load(records[1:], built.compiled()) is None  # other records
+    assert errscan.TemplateIndex.load(records, b"\x00garbage") is None
+
+
+def test_the_cache_reuses_a_compiled_index_and_recompiles_a_damaged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = list(errscan.extract(str(build_repo(tmp_path / "repo", "messages"))).records)
+    queries = _queries(records)
+    compiled: list[int] = []
+    real = errscan.TemplateIndex._build
+
+    def counted(self: errscan.TemplateIndex) -> tuple[object, ...]:
+        compiled.append(len(self.records))
+        return real(self)
+
+    monkeypatch.setattr(errscan.TemplateIndex, "_build", counted)
+    cache = tmp_path / "cache"
+    first = errscan.lookup_index(records, "k1", cache)
+    again = errscan.lookup_index(records, "k1", cache)
+    assert compiled == [len(records)]  # the second came from the cache
+    assert _answers(again, queries) == _answers(first, queries)
+    assert errscan.cache_info(cache).indexes == 1
+    (stored,) = (cache / "indexes").iterdir()
+    data = bytearray(stored.read_bytes())
+    data[-3] ^= 0xFF
+    stored.write_bytes(bytes(data))
+    damaged = errscan.lookup_index(records, "k1", cache)
+    assert compiled == [len(records)] * 2  # compiled again, not read wrong
+    assert _answers(damaged, queries) == _answers(first, queries)
+    errscan.lookup_index(records[:5], "k2", cache)
+    assert compiled == [len(records)] * 2 + [5]
+    dropped, info = errscan.prune_cache(cache, 0)
+    assert info.indexes == 0 and dropped >= 2
+
+
+def test_lookup_from_a_store_compiles_once_per_stored_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = build_repo(tmp_path / "repo", "messages")
+    db = tmp_path / "errscan.db"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["extract", str(repo), "--db", str(db)]).exit_code == 0
+    compiled: list[int] = []
+    real = errscan.TemplateIndex._build
+
+    def counted(self: errscan.TemplateIndex) -> tuple[object, ...]:
+        compiled.append(len(self.records))
+        return real(self)
+
+    monkeypatch.setattr(errscan.TemplateIndex, "_build", counted)
+    query = ["lookup", "--db", str(db), "ValueError: no"]
+    outputs = [runner.invoke(cli, query).output for _ in range(2)]
+    assert len(compiled) == 1 and outputs[0] == outputs[1]
+    write(repo, "pkg/more.py", "def g():\n    raise KeyError('a new key')\n")
+    commit_all(repo, "more")
+    assert runner.invoke(cli, ["extract", str(repo), "--db", str(db)]).exit_code == 0
+    found = runner.invoke(cli, ["lookup", "--db", str(db), "KeyError: 'a new key'"])
+    assert len(compiled) == 2 and "pkg/more.py" in found.output  # a new scan: compiled anew
+    scanned = runner.invoke(cli, ["lookup", "--scan", str(repo), "KeyError: 'a new key'"])
+    runner.invoke(cli, ["lookup", "--scan", str(repo), "KeyError: 'a new key'"])
+    assert len(compiled) == 3 and "pkg/more.py" in scanned.output
+
+
+@pytest.fixture(scope="module")
+def library_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[ErrorRecord]]:
+    """Records of each installed library's own files, committed into a repository."""
+    work = tmp_path_factory.mktemp("libraries")
+    return {
+        library: list(errscan.extract(str(real_tracebacks.library_repo(work / library, library))))
+        for library in real_tracebacks.LIBRARIES
+    }
+
+
+# the message is a property of the Undefined object and the class an attribute of it,
+# and jinja2 rewrites the traceback so no frame names the raise: nothing to go on
+_UNREADABLE = {("jinja2", "undefined")}
+
+
+@pytest.mark.parametrize(
+    ("library", "name", "call"),
+    [
+        pytest.param(*case, marks=pytest.mark.xfail(strict=True))
+        if case[:2] in _UNREADABLE
+        else case
+        for case in real_tracebacks.CASES
+    ],
+    ids=[f"{library}-{name}" for library, name, _ in real_tracebacks.CASES],
+)
+def test_a_real_traceback_of_an_installed_library_finds_the_site_that_raised(
+    library: str,
+    name: str,
+    call: Callable[[], object],
+    library_records: dict[str, list[ErrorRecord]],
+) -> None:
+    """The library installed in site-packages raises; its traceback, pasted whole, is
+    looked up against the records of its files in a src/, lib/ or flat repository."""
+    raised = real_tracebacks.run(library, call)
+    records = library_records[library]
+    origin = raised.origin(records)
+    assert origin is not None, raised.places
+    matches = errscan.lookup(raised.text, records)
+    assert matches and matches[0].record.id == origin.id, (
+        f"raised at {origin.file}:{origin.line}; first "
+        + (f"{matches[0].record.file}:{matches[0].record.line}" if matches else "none")
+    )

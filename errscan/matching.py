@@ -11,11 +11,18 @@ longest literal coverage; then close matches by similarity, with their score.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import hashlib
+import marshal
+import os
 import re
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS
 from errscan.extractors.message import PLACEHOLDER
@@ -87,55 +94,105 @@ def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
 _WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 _CLOSE_CANDIDATES = 64  # records, sharing the most words with a message, scored for closeness
 _COMMON = 2000  # a word in more records than this is left out of closeness candidates
+_FORMAT = 1  # of compiled(): raise it when the tables change
 
 
 class TemplateIndex:
     """A scan's templates compiled once for many lookups (`lookup --log`, a site's
-    paste box): each record is filed under the rarest whole word of its literal text,
+    paste box): each record is filed under the rarest whole words of its literal text,
     its file's name and its class, so a lookup verifies the few templates that could
-    match rather than every record. A record with no whole word is checked always."""
+    match rather than every record. A record with no whole word is checked always.
 
-    def __init__(self, records: Iterable[ErrorRecord]) -> None:
+    The tables are plain lists, dicts and sets of strings and numbers, so `compiled()`
+    writes them with marshal and `load()` reads them back without rebuilding (a cache
+    keyed by the scan keeps them); what one candidate needs is computed as it is met.
+    """
+
+    def __init__(self, records: Iterable[ErrorRecord], tables: tuple[Any, ...] | None = None):
         self.records = list(records)
-        self._templates = [_templates(r) if r.message is not None else [] for r in self.records]
+        size = len(self.records)
+        self._templates: list[Sequence[Sequence[tuple[str | None, str | None]]] | None]
+        self._templates = [None] * size
+        self._names: list[frozenset[str] | None] = [None] * size
+        self._literal: list[int | None] = [None] * size
+        if tables is None:
+            tables = self._build()
+        (self._anchored, self._paired, self._free, self._words, self._by_file,
+         self._bases, self._needs) = tables  # fmt: skip
+
+    def _build(self) -> tuple[Any, ...]:
+        templates = [self._templates_of(i) for i in range(len(self.records))]
         # each template's whole words: a record is filed under the rarest of each, so
         # a message of any of its paths finds it
-        per_template = [[_safe_words(parts) for parts in t] for t in self._templates]
+        per_template = [[_safe_words(parts) for parts in t] for t in templates]
         words = [set().union(*ws) if ws else set() for ws in per_template]
         counts: Counter[str] = Counter(w for ws in words for w in ws)
-        self._anchored: dict[str, list[int]] = defaultdict(list)  # by one word
-        self._paired: dict[str, dict[str, list[int]]] = defaultdict(dict)  # by two
-        self._free: list[int] = []
-        self._words: dict[str, list[int]] = defaultdict(list)
-        self._by_file: dict[str, list[int]] = defaultdict(list)
-        self._bases: dict[str, set[str]] = defaultdict(set)
+        anchored: dict[str, list[int]] = defaultdict(list)  # by one word
+        paired: dict[str, dict[str, list[int]]] = defaultdict(dict)  # by two
+        free: list[int] = []
+        by_word: dict[str, list[int]] = defaultdict(list)
+        by_file: dict[str, list[int]] = defaultdict(list)
+        bases: dict[str, set[str]] = defaultdict(set)
         # words every template of a record holds: a message without one of them cannot
         # match it, and a set's subset test rules most candidates out before _matches
-        self._needs = [
-            frozenset(set.intersection(*ws)) if ws else frozenset() for ws in per_template
-        ]
-        self._names = [_class_names(record) for record in self.records]
-        self._literal = [
-            sum(len((p.text or "").strip()) for p in record.message_parts)
-            for record in self.records
-        ]
+        needs = [frozenset(set.intersection(*ws)) if ws else frozenset() for ws in per_template]
         for i, record in enumerate(self.records):
             if record.message is not None and not all(per_template[i]):
-                self._free.append(i)  # a template with no whole word: checked always
+                free.append(i)  # a template with no whole word: checked always
             else:
                 for anchor in {_anchor(ws, counts) for ws in per_template[i]}:
                     if len(anchor) == 1:
-                        self._anchored[anchor[0]].append(i)
+                        anchored[anchor[0]].append(i)
                     else:
-                        self._paired[anchor[0]].setdefault(anchor[1], []).append(i)
+                        paired[anchor[0]].setdefault(anchor[1], []).append(i)
             for word in words[i]:
                 if counts[word] <= _COMMON:
-                    self._words[word].append(i)
-            self._by_file[record.file.rsplit("/", 1)[-1]].append(i)
+                    by_word[word].append(i)
+            by_file[record.file.rsplit("/", 1)[-1]].append(i)
             name = (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1]
             if name:
-                self._bases[name].add(name)
-                self._bases[name].update(b.rsplit(".", 1)[-1] for b in record.exception_bases)
+                bases[name].add(name)
+                bases[name].update(b.rsplit(".", 1)[-1] for b in record.exception_bases)
+        return (dict(anchored), dict(paired), free, dict(by_word), dict(by_file),
+                {name: frozenset(found) for name, found in bases.items()}, needs)  # fmt: skip
+
+    def compiled(self) -> bytes:
+        """The tables, for `load` with the same records in the same order."""
+        tables = (self._anchored, self._paired, self._free, self._words, self._by_file,
+                  self._bases, self._needs)  # fmt: skip
+        return marshal.dumps((_FORMAT, len(self.records), tables))
+
+    @classmethod
+    def load(cls, records: Sequence[ErrorRecord], data: bytes) -> TemplateIndex | None:
+        """The index `compiled()` wrote for these records; None where `data` is not one
+        (another format, another number of records, damaged)."""
+        try:
+            version, size, tables = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if version != _FORMAT or size != len(records) or len(tables) != 7:
+            return None
+        return cls(records, tables)
+
+    def _templates_of(self, i: int) -> Sequence[Sequence[tuple[str | None, str | None]]]:
+        found = self._templates[i]
+        if found is None:
+            record = self.records[i]
+            found = self._templates[i] = _templates(record) if record.message is not None else []
+        return found
+
+    def _names_of(self, i: int) -> frozenset[str]:
+        found = self._names[i]
+        if found is None:
+            found = self._names[i] = _class_names(self.records[i])
+        return found
+
+    def _literal_of(self, i: int) -> int:
+        found = self._literal[i]
+        if found is None:
+            parts = self.records[i].message_parts
+            found = self._literal[i] = sum(len((p.text or "").strip()) for p in parts)
+        return found
 
     def lookup(self, text: str) -> list[Match]:
         out: list[Match] = []
@@ -186,33 +243,47 @@ class TemplateIndex:
         return [i for _, i in ranked[:_CLOSE_CANDIDATES]]
 
     def _lookup_one(self, seen: Seen) -> list[Match]:
+        """Full matches a frame names, the most literal first; then sites a frame names whose
+        template did not match (a class's __str__ may reword it) or was not read, but
+        whose class is the type seen; then full matches elsewhere; then sites a frame
+        names of a class not known to be it; close matches only where none of those."""
         ancestors = self._ancestors(seen.exception)
-        full: list[tuple[tuple[int, int, int, int, str], Match]] = []
+        full: list[tuple[tuple[int, int, int, int, int, str], Match]] = []
         close: list[tuple[float, str, ErrorRecord]] = []
         words = frozenset(w.lower() for w in _WORD.findall(seen.message))
         for i in self._candidates(seen, words):
             record = self.records[i]
-            at_frame = bool(seen.frames) and _at_frame(record, seen)
+            depth = _frame_depth(record, seen) if seen.frames else None
+            at_frame = depth is not None
+            same_type = _same_type(ancestors, self._names_of(i), record.kind)
             if record.message is None:
-                if at_frame:  # a traceback names the site; its message we could not read
-                    full.append(((0, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
+                if depth is not None:  # a traceback names the site; its message unread
+                    # of a class not known to be the type seen: after full matches
+                    rank = 1 if same_type and ancestors is not None else 3
+                    full.append(((rank, depth, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
-            if not self._needs[i] <= words:
+            if not same_type:
                 continue
-            if not _same_type(ancestors, self._names[i], record.kind):
-                continue
-            literal = self._literal[i]
-            if not literal and (ancestors is None or not seen.message.strip()):
-                continue  # `{message}` matches anything: only with a known type, and text
-            if any(_matches(parts, seen.message) for parts in self._templates[i]):
+            literal = self._literal_of(i)
+            matched = (
+                self._needs[i] <= words
+                and (literal or (ancestors is not None and seen.message.strip()))
+                # `{message}` matches anything: only with a known type, and text
+                and any(_matches(parts, seen.message) for parts in self._templates_of(i))
+            )
+            if matched:
                 # templates with no literal text after every one with some
-                key = (0 if at_frame else 1, 0 if literal else 1, -literal,
+                # the most literal first, a helper's call (`invalid size: {v}`) before
+                # the raise in it (`invalid {kind}: {v}`); then the innermost frame
+                key = (0 if at_frame else 2, 0 if literal else 1, -literal, depth or 0,
                        0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
+            elif depth is not None and ancestors is not None:
+                full.append(((1, depth, 0, 0, 0, record.id), Match(record, "frame", 0.0)))
         # close matches only where nothing matched in full: scoring costs far more
         for i in [] if full else self._close(seen):
             record = self.records[i]
-            if record.message is None or not _same_type(ancestors, self._names[i], record.kind):
+            if record.message is None or not _same_type(ancestors, self._names_of(i), record.kind):
                 continue
             skeleton = "".join(p.text or "" for p in record.message_parts)
             ratio = _similarity(skeleton, seen.message)
@@ -262,20 +333,21 @@ def _similarity(a: str, b: str) -> float:
     return matcher.ratio()
 
 
-def _at_frame(record: ErrorRecord, seen: Seen) -> bool:
-    """A frame of the traceback is the site; or, for a re-raise, which keeps the frames
-    of where the error began, a frame is in the site's function and the clause caught it."""
-    for path, line, function in seen.frames:
+def _frame_depth(record: ErrorRecord, seen: Seen) -> int | None:
+    """How far from the innermost frame a frame of the traceback is the site (0: the
+    innermost); or, for a re-raise, which keeps the frames of where the error began, a
+    frame in the site's function whose clause caught it. None where no frame is."""
+    for depth, (path, line, function) in enumerate(reversed(seen.frames)):
         if not same_file(path, record.file):
             continue
-        if record.line == line:
-            return True
+        if record.line <= line <= record.end_line:
+            return depth
         if record.kind == "reraise" and function == record.function.rsplit(".", 1)[-1]:
             caught = {name.rsplit(".", 1)[-1] for name in record.reraises}
             seen_name = (seen.exception or "").rsplit(".", 1)[-1]
             if not seen.exception or seen_name in caught or _builtin_subclass(seen_name, caught):
-                return True
-    return False
+                return depth
+    return None
 
 
 def same_file(shown: str, file: str) -> bool:
@@ -358,3 +430,78 @@ def _matches(parts: Sequence[tuple[str | None, str | None]], message: str) -> bo
             return False
         position = found + len(run)
     return True
+
+
+class CompiledIndexes:
+    """Compiled TemplateIndex tables kept as files, one per scan key, so a lookup of a
+    scan met before (`lookup --scan`, `--db`, `--from`) skips compiling. A file is a
+    blake2b digest of its body, then the body; a damaged or foreign file is compiled
+    again, and the least recently used go past `max_bytes`."""
+
+    def __init__(self, cache_dir: Path, max_bytes: int = 128 << 20) -> None:
+        self.root = cache_dir / "indexes"
+        self.max_bytes = max_bytes
+
+    def index(self, records: Sequence[ErrorRecord], key: str) -> TemplateIndex:
+        path = self.root / f"{key}.bin"
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        digest, body = data[:_DIGEST], data[_DIGEST:]
+        if digest and hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest:
+            found = TemplateIndex.load(records, body)
+            if found is not None:
+                with contextlib.suppress(OSError):
+                    os.utime(path)  # recently used: pruned last
+                return found
+        built = TemplateIndex(records)
+        self._put(path, built.compiled())
+        return built
+
+    def _put(self, path: Path, body: bytes) -> None:
+        digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=self.root)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(digest + body)
+                os.replace(tmp, path)
+            except OSError:
+                os.unlink(tmp)
+                raise
+            self.prune(self.max_bytes)
+
+    def usage(self) -> tuple[int, int]:
+        """How many compiled indexes are kept, and their bytes."""
+        files = self._files()
+        return len(files), sum(size for _, _, size in files)
+
+    def prune(self, max_bytes: int) -> int:
+        """Drop the least recently used until at most `max_bytes` remain: how many."""
+        files = sorted(self._files())
+        total = sum(size for _, _, size in files)
+        dropped = 0
+        for _, path, size in files:
+            if total <= max_bytes:
+                break
+            with contextlib.suppress(OSError):
+                path.unlink()
+                total -= size
+                dropped += 1
+        return dropped
+
+    def _files(self) -> list[tuple[float, Path, int]]:
+        found = []
+        try:
+            for path in self.root.glob("*.bin"):
+                with contextlib.suppress(OSError):
+                    stat = path.stat()
+                    found.append((stat.st_mtime, path, stat.st_size))
+        except OSError:
+            return []
+        return found
+
+
+_DIGEST = 32
