@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from errscan.analyzer.lookup import _matches  # noqa: E402
+from errscan.matching import _matches  # noqa: E402
 
 CACHE = Path(os.environ.get("ERRSCAN_BENCH_CACHE", Path.home() / ".cache" / "errscan-bench"))
 
@@ -87,7 +87,13 @@ def _on_raise(code, offset, exc):
         text = str(exc)
     except Exception:
         text = None
-    key = (code.co_filename, line)
+    # the frame that called the raising function: a call of a raising helper
+    # (`self.fail(f"...")`) is a site of its own where errscan reads one
+    caller = sys._getframe(1).f_back
+    called_from = None
+    if caller is not None and caller.f_code.co_filename.startswith(SRC):
+        called_from = (caller.f_code.co_filename, caller.f_lineno)
+    key = (code.co_filename, line, called_from)
     messages = _seen.setdefault(key, {})
     if len(messages) < 50:
         messages[text] = f"{cls.__module__}.{cls.__qualname__}"
@@ -100,10 +106,15 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     sys.monitoring.set_events(TOOL, 0)
     with open(OUT, "w", encoding="utf-8") as out:
-        for (path, line), messages in sorted(_seen.items()):
+        top = os.path.dirname(SRC.rstrip(os.sep))
+        for (path, line, called_from), messages in sorted(_seen.items(), key=str):
+            caller = None
+            if called_from is not None:
+                caller = [os.path.relpath(called_from[0], top), called_from[1]]
             for text, cls in messages.items():
-                where = os.path.relpath(path, os.path.dirname(SRC.rstrip(os.sep)))
-                row = {"file": where, "line": line, "class": cls, "message": text}
+                where = os.path.relpath(path, top)
+                row = {"file": where, "line": line, "class": cls, "message": text,
+                       "caller": caller}
                 out.write(json.dumps(row) + "\n")
 """
 
@@ -198,19 +209,29 @@ class Tally:
 
 
 def _templates(record: dict[str, Any]) -> list[list[tuple[str | None, str | None]]]:
-    from errscan.analyzer import lookup
+    from errscan import matching as lookup
     from errscan.models import ErrorRecord
 
     return [list(t) for t in lookup._templates(ErrorRecord.from_dict(record))]
 
 
-def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]]) -> Tally:
-    by_site: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for row in captured:
-        by_site[(row["file"], row["line"])].append(row)
+def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]], tree: Path) -> Tally:
+    """Each executed raise against the record at its line; one inside a raising helper
+    against the record of the helper's call where errscan made one (a call statement
+    at that line, not a raise: `raise E(helper())` is another site)."""
     by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in found:
         by_file[record["file"]].append(record)
+    by_site: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in captured:
+        where = (row["file"], row["line"])
+        if row.get("caller"):
+            path, line = row["caller"]
+            statement = _line(tree / "src" / path, line).lstrip()
+            called = [r for r in by_file.get(f"src/{path}", []) if r["line"] == line]
+            if called and not statement.startswith(("raise", "assert", "return", "yield")):
+                where = (path, line)
+        by_site[where].append(row)
     tally = Tally()
     for (path, line), rows in sorted(by_site.items()):
         tally.sites += 1
@@ -253,6 +274,14 @@ def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]]) -> Tall
     return tally
 
 
+def _line(path: Path, number: int) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "0/0"
 
@@ -276,7 +305,7 @@ def main() -> int:
                 archive.extractall(work, filter="data")
             tree = Path(work) / f"{project.name}-{project.version}"
             captured = capture(project, tree, venv(project, options.python))
-            tally = compare(captured, records(tree))
+            tally = compare(captured, records(tree), tree)
         for key in (
             "sites",
             "recorded",

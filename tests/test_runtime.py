@@ -16,7 +16,7 @@ import sys
 import traceback
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -58,17 +58,44 @@ def fixture_package(tmp_path: Path) -> Iterator[ModuleType]:
             del sys.modules[name]
 
 
-def trigger(function: object, root: str) -> tuple[BaseException, str, int]:
-    """Call a case; the exception it throws and the innermost fixture frame (file, line)."""
+def trigger(function: object, root: str) -> tuple[BaseException, list[tuple[str, int]]]:
+    """Call a case; the exception it throws and the fixture frames it passed (file, line),
+    the innermost first."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
             function()  # type: ignore[operator]
         except BaseException as exc:
             frames = [f for f in traceback.extract_tb(exc.__traceback__) if root in f.filename]
-            last = frames[-1]
-            return exc, last.filename.split(root, 1)[1].lstrip("/"), last.lineno or 0
+            places = [(f.filename.split(root, 1)[1].lstrip("/"), f.lineno or 0) for f in frames]
+            return exc, places[::-1]
     raise AssertionError(f"{function} did not raise")
+
+
+def record_of(
+    records: Sequence[errscan.ErrorRecord],
+    name: str,
+    exc: BaseException,
+    frames: list[tuple[str, int]],
+) -> errscan.ErrorRecord:
+    """The record of the site that raised: of those the frames name, the one whose
+    template is the message with the most literal text (`self.fail(f"...")` rather than
+    `raise exc(msg)` in fail), else the innermost; a re-raise keeps the traceback of
+    where the error began."""
+    named = [
+        r
+        for path, line in frames
+        for r in records
+        if r.file == path and r.line <= line <= r.end_line
+    ]
+    text = str(exc)
+    matched = [r for r in named if matches(r, text)]
+    if matched:  # the most specific: `invalid size: {value!r}` over `invalid {kind}: ...`
+        return max(matched, key=lambda r: sum(len(p.text or "") for p in r.message_parts))
+    if not named:
+        named = [r for r in records if r.function == name and r.kind == "reraise"]
+    assert named, f"{name}: no record at {frames}"
+    return named[0]
 
 
 def test_templates_match_runtime_messages(
@@ -85,12 +112,8 @@ def test_templates_match_runtime_messages(
     failures = []
     unresolved = []
     for case in cases:
-        exc, path, line = trigger(case, root)
-        found = [r for r in records if r.file == path and r.line <= line <= r.end_line]
-        if not found:  # a re-raise keeps the traceback of where the error began
-            found = [r for r in records if r.function == case.__name__ and r.kind == "reraise"]
-        assert len(found) == 1, f"{case.__name__}: no single record at {path}:{line}"
-        record = found[0]
+        exc, frames = trigger(case, root)
+        record = record_of(records, case.__name__, exc, frames)
         if record.message is None:
             unresolved.append(case.__name__)
             per_form[(record.message_source, "unresolved")] += 1
@@ -143,11 +166,8 @@ def test_lookup_finds_the_record_behind_runtime_errors(
     hits: Counter[str] = Counter()
     misses = []
     for case in cases:
-        exc, path, line = trigger(case, root)
-        found = [r for r in records if r.file == path and r.line <= line <= r.end_line]
-        if not found:
-            found = [r for r in records if r.function == case.__name__ and r.kind == "reraise"]
-        record = found[0]
+        exc, frames = trigger(case, root)
+        record = record_of(records, case.__name__, exc, frames)
         shown = "".join(traceback.format_exception(exc))
         inputs = {"traceback": shown}
         if record.message is not None:

@@ -17,6 +17,7 @@ from errscan.extractors import (
     environment,
     exception,
     guards,
+    helpers,
     message,
     scope,
     trigger,
@@ -56,6 +57,7 @@ def extract(
     """Every site in source order, and the functions that return or raise exactly one
     class by calling it (factories), with that class as written: one walk for both."""
     reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
+    reader.helpers = helpers.find(tree)
     sites = []
     made: dict[str, set[str | None]] = {}
     for node, frame in _walk(tree):
@@ -190,6 +192,7 @@ class _SiteReader:
         self.module = trigger.MODULE
         self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
+        self.helpers = helpers.Helpers({}, {})
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
         if isinstance(node, ast.Assert):
@@ -238,6 +241,14 @@ class _SiteReader:
         if callee in ("warnings.warn", "warnings.warn_explicit"):
             thrown = _warning(call, self.src)
             return self._site(node, frame, "warning", thrown)
+        # case: self.fail(f"..."), a call of a helper of this file that always raises
+        helper = self.helpers.for_call(call.func, frame.cls)
+        built = helpers.called(helper, call) if helper is not None else None
+        if built is not None:
+            thrown = exception.raised(_defaulted(built, frame.defaults), self.src)
+            if thrown.exception == "SystemExit":
+                return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
+            return self._site(node, frame, "raise", thrown)
         return None
 
     def _callee(self, func: ast.expr) -> str | None:

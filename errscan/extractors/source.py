@@ -80,9 +80,12 @@ class Source:
         text = self.segment(node)
         if text is not None and "\n" not in text and (not verify or _same_tree(text, node)):
             return text
-        return ast.unparse(node)
+        return ast.unparse(node).replace(OPAQUE, "")
 
 
+# a name of a raising helper's body put into a caller's site, which no lookup in the
+# caller's function may resolve (extractors/helpers.py): shown without the prefix
+OPAQUE = "__errscan_helper_local_"
 # downlevel writes an f-string no older Python can spell as UNREADABLE["<its source>"]
 UNREADABLE = "__errscan_unreadable__"
 MAX_SOURCE = 1000  # characters kept of an argument's source text in a record
