@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from errscan import matching
 from errscan.analyzer import cache, files, link, output, replay, repo, state
@@ -33,6 +33,9 @@ from errscan.analyzer.related import features
 from errscan.errors import InputError
 from errscan.matching import Match, TemplateIndex
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
+
+if TYPE_CHECKING:
+    from errscan import enrichment as enrich_stage
 
 __version__ = "0.1.0"
 __all__ = [
@@ -47,6 +50,8 @@ __all__ = [
     "cache_info",
     "default_cache_dir",
     "diff",
+    "enrich",
+    "enrichment_of",
     "export",
     "extract",
     "extract_source",
@@ -60,6 +65,7 @@ __all__ = [
     "scan",
     "scan_options",
     "store_scan",
+    "stored_records",
     "stored_result",
 ]
 
@@ -540,12 +546,91 @@ def find_record(record_id: str, records: Sequence[ErrorRecord]) -> ErrorRecord:
     return found[0]
 
 
-def page(record: ErrorRecord, records: Sequence[ErrorRecord], fmt: str = "markdown") -> str:
-    """The record as a knowledge-base page: Markdown, or standalone HTML."""
+def page(
+    record: ErrorRecord,
+    records: Sequence[ErrorRecord],
+    fmt: str = "markdown",
+    enrichment: store_stage.StoredEnrichment | None = None,
+) -> str:
+    """The record as a knowledge-base page: Markdown, or standalone HTML; with an
+    enrichment of its facts, its three sections marked as AI-assisted."""
     by_id = {r.id: r for r in records}
     if fmt == "html":
-        return page_stage.html_page(record, by_id.get)
-    return page_stage.markdown(record, by_id.get)
+        return page_stage.html_page(record, by_id.get, enrichment)
+    return page_stage.markdown(record, by_id.get, enrichment)
+
+
+def enrichment_of(
+    record: ErrorRecord, records: Sequence[ErrorRecord], db: str | Path | None = None
+) -> store_stage.StoredEnrichment | None:
+    """The stored enrichment of the record's current facts (by any model), if any."""
+    from errscan.enrichment import digest, facts
+
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        return None
+    by_id = {r.id: r for r in records}
+    store = store_stage.Store.open(path, create=False)
+    try:
+        return store.enrichment(record.id, digest(facts(record, by_id.get)))
+    finally:
+        store.close()
+
+
+def stored_records(targets: Sequence[str] = (), db: str | Path | None = None) -> list[ErrorRecord]:
+    """The records of stored scans: of each REPO@REV, or of the latest scan of each
+    REPO (a name as stored), or with no target, the latest scan of every repository."""
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        raise InputError(f"no store at {path}")
+    records: list[ErrorRecord] = []
+    for target in targets:
+        if "@" in target:
+            records += stored_result(target, path).records
+            continue
+        store = store_stage.Store.open(path, create=False)
+        try:
+            latest = store.latest(target)
+            if latest is None:
+                raise InputError(f"no stored scan of {target}")
+            records += store.records(latest)
+        finally:
+            store.close()
+    if not targets:
+        store = store_stage.Store.open(path, create=False)
+        try:
+            records = list(store.all_records())
+        finally:
+            store.close()
+    return records
+
+
+def enrich(
+    endpoint: enrich_stage.Endpoint,
+    targets: Sequence[str] = (),
+    *,
+    db: str | Path | None = None,
+    concurrency: int = 4,
+    limit: int | None = None,
+    force: bool = False,
+    progress: Callable[[enrich_stage.Summary], None] | None = None,
+    summary: enrich_stage.Summary | None = None,
+) -> enrich_stage.Summary:
+    """Ask `endpoint`'s model for the prose of every record of the stored scans (see
+    stored_records) that has none for its current facts; store each answer as it comes.
+    A Ctrl-C returns the summary so far (`interrupted`); a later call resumes."""
+    from errscan import enrichment as enrich_stage
+
+    records = stored_records(targets, db)
+    store = store_stage.Store.open(db, create=False)
+    try:
+        jobs, skipped = enrich_stage.plan(records, store, endpoint.model, force)
+        summary = summary if summary is not None else enrich_stage.Summary()
+        summary.skipped = skipped
+        chosen = jobs[:limit] if limit is not None else jobs
+        return enrich_stage.run(chosen, endpoint, store, concurrency, progress, summary)
+    finally:
+        store.close()
 
 
 def lookup(text: str, records: Sequence[ErrorRecord]) -> list[matching.Match]:

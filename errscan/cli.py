@@ -267,11 +267,132 @@ def show(
     fmt: str,
     output_path: Path | None,
 ) -> int:
-    """Print the record ID as a knowledge-base page (ID may be a unique prefix)."""
+    """Print the record ID as a knowledge-base page (ID may be a unique prefix); with the
+    store's enrichment of its facts where one is stored."""
     records = _records(source, scan_target, db)
-    text = errscan.page(errscan.find_record(record_id, records), records, fmt)
+    record = errscan.find_record(record_id, records)
+    text = errscan.page(record, records, fmt, errscan.enrichment_of(record, records, db))
     output.write_chunks([text], output_path, sys.stdout)
     return EXIT_OK
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, metavar="[REPO[@REV]...]")
+@_DB
+@click.option("--endpoint", metavar="URL", help="An OpenAI-compatible server (its /v1 URL).")
+@click.option("--model", metavar="NAME", help="The model to ask.")
+@click.option(
+    "--api-key-env", metavar="VAR",
+    help="The environment variable holding the API key [default: OPENAI_API_KEY, if set].",
+)  # fmt: skip
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--limit", type=click.IntRange(min=0), help="Enrich at most this many records.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+    help="Seconds per request.",
+)  # fmt: skip
+@click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True)
+@click.option("--dry-run", is_flag=True, help="Say how many records would be sent; show a prompt.")
+@click.option("--force", is_flag=True, help="Enrich again records already enriched.")
+@click.option("--show-prompt", "prompt_id", metavar="ID", help="Print one record's prompt.")
+def enrich(
+    targets: tuple[str, ...],
+    db: Path | None,
+    endpoint: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    concurrency: int,
+    limit: int | None,
+    timeout: float,
+    retries: int,
+    dry_run: bool,
+    force: bool,
+    prompt_id: str | None,
+) -> int:
+    """Ask a model for What it means, Solutions and Common situations of each stored
+    record with none for its current facts; exit 3 where some failed."""
+    from errscan import enrichment as enrich_stage
+
+    if prompt_id is not None:
+        records = errscan.stored_records(targets, db)
+        record = errscan.find_record(prompt_id, records)
+        by_id = {r.id: r for r in records}
+        for message in enrich_stage.messages(enrich_stage.facts(record, by_id.get)):
+            click.echo(visible(f"--- {message['role']} ---\n{message['content']}"))
+        return EXIT_OK
+    if model is None or (endpoint is None and not dry_run):
+        raise errscan.InputError("give --endpoint URL and --model NAME")
+    if dry_run:
+        records = errscan.stored_records(targets, db)
+        store = store_stage.Store.open(db, create=False)
+        try:
+            jobs, skipped = enrich_stage.plan(records, store, model, force)
+        finally:
+            store.close()
+        chosen = jobs[:limit] if limit is not None else jobs
+        click.echo(f"{len(chosen)} records would be sent ({skipped} already enriched)")
+        if chosen:
+            for message in enrich_stage.messages(chosen[0].facts):
+                click.echo(visible(f"--- {message['role']} ---\n{message['content']}"))
+        return EXIT_OK
+    key = _api_key(api_key_env)
+    assert endpoint is not None
+    where = enrich_stage.Endpoint(endpoint, model, key, timeout=timeout, retries=retries)
+    summary = enrich_stage.Summary()
+    drawn = _Progress()
+    try:
+        errscan.enrich(where, targets, db=db, concurrency=concurrency, limit=limit,
+                       force=force, progress=drawn, summary=summary)  # fmt: skip
+    finally:
+        drawn.close()
+    for record_id, reason in summary.failures[:20]:
+        click.echo(visible(f"failed {record_id}: {reason}"), err=True)
+    click.echo(
+        f"enriched {summary.done}, failed {summary.failed}, skipped {summary.skipped} "
+        f"(already enriched); {summary.requests} requests; tokens in {summary.tokens_in:,}, "
+        f"out {summary.tokens_out:,}",
+        err=True,
+    )
+    if summary.interrupted:
+        click.echo("errscan: interrupted; run again to resume", err=True)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
+    if summary.failed:
+        click.get_current_context().exit(EXIT_SOME_FAILED)
+    return EXIT_OK
+
+
+def _api_key(variable: str | None) -> str | None:
+    """The key from the environment only: a variable named but unset is an error."""
+    if variable is None:
+        return os.environ.get("OPENAI_API_KEY") or None
+    value = os.environ.get(variable)
+    if not value:
+        raise errscan.InputError(f"the environment variable {variable} is not set")
+    return value
+
+
+class _Progress:
+    """One line on a terminal's stderr, redrawn: done, failed, tokens, ETA."""
+
+    def __init__(self) -> None:
+        self.drawn = False
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, summary: Any) -> None:
+        if not self.live:
+            return
+        eta = summary.eta
+        left = f"{int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else "?"
+        sys.stderr.write(
+            f"\renrich: {summary.done + summary.failed}/{summary.total} done, {summary.failed} "
+            f"failed, {summary.tokens_in + summary.tokens_out:,} tokens, ETA {left}   "
+        )
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
 
 
 @cli.command(name="lookup")

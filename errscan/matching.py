@@ -255,18 +255,21 @@ class TemplateIndex:
             record = self.records[i]
             depth = _frame_depth(record, seen) if seen.frames else None
             at_frame = depth is not None
-            same_type = _same_type(ancestors, self._names_of(i), record.kind)
             if record.message is None:
                 if depth is not None:  # a traceback names the site; its message unread
                     # of a class not known to be the type seen: after full matches
+                    same_type = _same_type(ancestors, self._names_of(i), record.kind)
                     rank = 1 if same_type and ancestors is not None else 3
                     full.append(((rank, depth, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
-            if not same_type:
+            needs = self._needs[i] <= words  # the cheap test first: most candidates fail it
+            if (not needs and depth is None) or not _same_type(
+                ancestors, self._names_of(i), record.kind
+            ):
                 continue
             literal = self._literal_of(i)
             matched = (
-                self._needs[i] <= words
+                needs
                 and (literal or (ancestors is not None and seen.message.strip()))
                 # `{message}` matches anything: only with a known type, and text
                 and any(_matches(parts, seen.message) for parts in self._templates_of(i))

@@ -7,6 +7,7 @@ store.scans("owner/name")  ->  [StoredScan(...), ...]
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -18,7 +19,7 @@ from typing import Any
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LOCK_WAIT = 30
 
 
@@ -48,8 +49,37 @@ def _v2(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX records_file ON records (file, line)")
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    """Version 3: enrichments (prose a model wrote of a record's facts), kept apart from
+    the records, one per record id, digest of the facts sent, model and prompt version;
+    and the last failure of each, so a later run knows what it retries."""
+    db.execute(
+        "CREATE TABLE enrichments (record_id TEXT NOT NULL, facts TEXT NOT NULL, model TEXT "
+        "NOT NULL, prompt TEXT NOT NULL, answer TEXT NOT NULL, tokens_in INTEGER NOT NULL, "
+        "tokens_out INTEGER NOT NULL, created REAL NOT NULL, "
+        "PRIMARY KEY (record_id, facts, model, prompt))"
+    )
+    db.execute(
+        "CREATE TABLE enrichment_failures (record_id TEXT NOT NULL, facts TEXT NOT NULL, "
+        "model TEXT NOT NULL, prompt TEXT NOT NULL, reason TEXT NOT NULL, created REAL NOT "
+        "NULL, PRIMARY KEY (record_id, facts, model, prompt))"
+    )
+
+
 # MIGRATIONS[n] brings a database of version n to version n + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+
+
+@dataclass(frozen=True)
+class StoredEnrichment:
+    record_id: str
+    facts: str  # digest of the facts sent
+    model: str
+    prompt: str  # the prompt's version
+    answer: dict[str, Any]
+    tokens_in: int
+    tokens_out: int
+    created: float
 
 
 @dataclass(frozen=True)
@@ -214,7 +244,71 @@ class Store:
         for scan in self.latest_scans():
             yield from self.records(scan)
 
+    def enrichment(
+        self, record_id: str, facts: str, model: str | None = None, prompt: str | None = None
+    ) -> StoredEnrichment | None:
+        """The latest enrichment of these facts of a record (of `model` and `prompt`
+        where given); one of other facts is of another version of the error: None."""
+        query = f"SELECT {_ENRICHMENT_COLUMNS} FROM enrichments WHERE record_id = ? AND facts = ?"
+        args: list[str] = [record_id, facts]
+        for column, value in (("model", model), ("prompt", prompt)):
+            if value is not None:
+                query += f" AND {column} = ?"
+                args.append(value)
+        row = self.db.execute(query + " ORDER BY created DESC LIMIT 1", args).fetchone()
+        if row is None:
+            return None
+        try:
+            answer = json.loads(row[4])
+        except ValueError:
+            return None
+        return StoredEnrichment(row[0], row[1], row[2], row[3], answer, row[5], row[6], row[7])
 
+    def save_enrichment(self, found: StoredEnrichment) -> None:
+        """Keep one enrichment (its own transaction); it clears a failure of the same."""
+        key = (found.record_id, found.facts, found.model, found.prompt)
+        with self._transaction():
+            self.db.execute(
+                f"INSERT OR REPLACE INTO enrichments ({_ENRICHMENT_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, json.dumps(found.answer, sort_keys=True, ensure_ascii=False),
+                 found.tokens_in, found.tokens_out, found.created),
+            )  # fmt: skip
+            self.db.execute(
+                "DELETE FROM enrichment_failures WHERE record_id = ? AND facts = ? AND "
+                "model = ? AND prompt = ?",
+                key,
+            )
+
+    def save_enrichment_failure(
+        self, record_id: str, facts: str, model: str, prompt: str, reason: str
+    ) -> None:
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO enrichment_failures (record_id, facts, model, prompt, "
+                "reason, created) VALUES (?, ?, ?, ?, ?, ?)",
+                (record_id, facts, model, prompt, reason, time.time()),
+            )
+
+    def enrichment_failures(self) -> list[tuple[str, str]]:
+        """(record id, reason) of each failure not since made good."""
+        rows = self.db.execute(
+            "SELECT record_id, reason FROM enrichment_failures ORDER BY record_id"
+        )
+        return [(str(a), str(b)) for a, b in rows]
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+
+_ENRICHMENT_COLUMNS = "record_id, facts, model, prompt, answer, tokens_in, tokens_out, created"
 _SCAN_COLUMNS = "id, repo, commit_sha, commit_date, errscan_version, options, stats, scanned_at"
 
 
