@@ -152,6 +152,10 @@ class Scan:
         the end, or stopping early, lets go of it too)."""
         self._entries.close()
 
+    def commit_date(self) -> str | None:
+        """The commit's date (ISO 8601), read from the repository at hand."""
+        return repo.commit_date(self._source)
+
     def replay_key(self, fmt: str) -> str:
         """What decides this scan's output in format `fmt`: the key of a stored output."""
         opts = self._opts

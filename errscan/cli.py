@@ -395,6 +395,94 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+@cli.command()
+@click.argument("list_path", metavar="LIST", type=click.Path(path_type=Path))
+@_DB
+@click.option(
+    "--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+    help="Run each repository as a Ray task: on the cluster at ADDRESS (auto, HOST:PORT), "
+    "or on a Ray started here when no address is given.",
+)  # fmt: skip
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Repositories at once [CPUs].")
+@click.option(
+    "--repo-timeout", type=click.FloatRange(min=0.1), metavar="S",
+    help="Give up on a repository after S seconds.",
+)  # fmt: skip
+@click.option("--retries", type=click.IntRange(0, 10), default=2, show_default=True,
+              help="Times a repository whose worker died is tried again.")  # fmt: skip
+@click.option("--report", "report_path", type=click.Path(path_type=Path),
+              help="Write the JSON report here (atomically) rather than to stdout.")  # fmt: skip
+@_CACHE_DIR_OPTION
+def batch(
+    list_path: Path,
+    db: Path | None,
+    ray_address: str | None,
+    jobs: int | None,
+    repo_timeout: float | None,
+    retries: int,
+    report_path: Path | None,
+    cache_dir: Path | None,
+) -> int:
+    """Scan and store every repository of LIST (REPO@REV lines, or a TOML of [[repos]]
+    tables); one run again after an interruption skips what it stored. Exit 3 where
+    some repositories failed."""
+    from errscan import batch as batch_stage
+
+    items = batch_stage.read_list(list_path)
+    drawn = _BatchProgress()
+    try:
+        report = batch_stage.run(items, db, jobs=jobs, ray=ray_address, repo_timeout=repo_timeout,
+                                 retries=retries, cache_dir=cache_dir, progress=drawn)  # fmt: skip
+    finally:
+        drawn.close()
+    body = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    output.write_chunks([body], report_path, sys.stdout)
+    counts = report.to_dict()["summary"]
+    click.echo(
+        f"{report.total} repositories: {counts.get('scanned', 0)} scanned, "
+        f"{counts.get('done before', 0)} done before, {report.failed} failed; "
+        f"{report.records:,} records in {counts['seconds']:.1f} s",
+        err=True,
+    )
+    for outcome in report.outcomes:
+        if outcome.status == "failed":
+            click.echo(visible(f"failed {outcome.target}: {outcome.error}"), err=True)
+    if report.interrupted:
+        click.echo("errscan: interrupted; run again to resume", err=True)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
+    if report.failed:
+        click.get_current_context().exit(EXIT_SOME_FAILED)
+    return EXIT_OK
+
+
+class _BatchProgress:
+    """One line on a terminal's stderr: done, failed, running, records, elapsed, ETA."""
+
+    def __init__(self) -> None:
+        self.drawn = False
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, report: Any) -> None:
+        if not self.live:
+            return
+        import time
+
+        eta = report.eta
+        left = f"{int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else "?"
+        elapsed = int(time.monotonic() - report.started)
+        sys.stderr.write(
+            f"\rbatch: {len(report.outcomes)}/{report.total} done, {report.failed} failed, "
+            f"{report.running} running, {report.records:,} records, "
+            f"{elapsed // 60}:{elapsed % 60:02d} elapsed, ETA {left}   "
+        )
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+
+
 @cli.command(name="lookup")
 @click.argument("text", required=False)
 @_FROM

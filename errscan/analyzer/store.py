@@ -19,7 +19,7 @@ from typing import Any
 from errscan.errors import InputError
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _LOCK_WAIT = 30
 
 
@@ -66,8 +66,17 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
+def _v4(db: sqlite3.Connection) -> None:
+    """Version 4: what each batch (by its list's digest) stored, so that a batch run
+    again after an interruption skips it."""
+    db.execute(
+        "CREATE TABLE batch_done (batch TEXT NOT NULL, item TEXT NOT NULL, scan_id INTEGER "
+        "NOT NULL REFERENCES scans(id), PRIMARY KEY (batch, item))"
+    )
+
+
 # MIGRATIONS[n] brings a database of version n to version n + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 
 
 @dataclass(frozen=True)
@@ -296,6 +305,18 @@ class Store:
             "SELECT record_id, reason FROM enrichment_failures ORDER BY record_id"
         )
         return [(str(a), str(b)) for a, b in rows]
+
+    def batch_done(self, batch: str) -> set[str]:
+        """The items a batch stored."""
+        rows = self.db.execute("SELECT item FROM batch_done WHERE batch = ?", (batch,))
+        return {str(item) for (item,) in rows}
+
+    def mark_batch_done(self, batch: str, item: str, scan_id: int) -> None:
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO batch_done (batch, item, scan_id) VALUES (?, ?, ?)",
+                (batch, item, scan_id),
+            )
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
