@@ -180,7 +180,7 @@ def capture(project: Project, tree: Path, python: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
-def records(tree: Path) -> list[dict[str, Any]]:
+def records(tree: Path, checkout: Path = ROOT) -> list[dict[str, Any]]:
     repo = tree.parent / "repo"
     shutil.copytree(tree / "src", repo / "src")
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
@@ -190,7 +190,7 @@ def records(tree: Path) -> list[dict[str, Any]]:
     out = tree.parent / "records.jsonl"
     subprocess.run(
         [sys.executable, "-m", "errscan", "extract", str(repo), "-q", "--no-cache", "-o", str(out)],
-        check=True, cwd=ROOT,
+        check=True, cwd=checkout,
     )  # fmt: skip
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return [row for row in rows if "id" in row]
@@ -288,9 +288,11 @@ def _pct(part: int, whole: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--projects", default="packaging,itsdangerous,jinja2,markupsafe")
+    parser.add_argument("--projects", default="packaging,itsdangerous,jinja2,markupsafe,attrs")
     parser.add_argument("--python", default=str(Path.home() / ".pyenv/versions/3.12.1/bin/python"))
     parser.add_argument("--misses", type=int, default=15, help="misses listed per project")
+    parser.add_argument("--errscan", type=Path, default=ROOT,
+                        help="the checkout whose errscan makes the records (an older commit)")  # fmt: skip
     options = parser.parse_args()
     total = Tally()
     head = ["project", "executed sites", "with a record", "class right", "resolved",
@@ -305,7 +307,7 @@ def main() -> int:
                 archive.extractall(work, filter="data")
             tree = Path(work) / f"{project.name}-{project.version}"
             captured = capture(project, tree, venv(project, options.python))
-            tally = compare(captured, records(tree), tree)
+            tally = compare(captured, records(tree, options.errscan), tree)
         for key in (
             "sites",
             "recorded",

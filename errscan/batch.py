@@ -22,7 +22,7 @@ import signal
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ import errscan
 from errscan.analyzer import repo
 from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
-from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
+from errscan.models import FileError, ScanStats
 
 _DEFAULTS: dict[str, Any] = {
     "include_tests": False,
@@ -142,39 +142,44 @@ def batch_key(items: Sequence[Item]) -> str:
 
 
 def scan_one(target: str, options: dict[str, Any], cache_dir: str | None) -> bytes:
-    """One repository scanned where this runs: the compressed JSON document of its scan,
-    or of the reason it could not be (bad input: not worth a retry)."""
+    """One repository scanned where this runs, compressed: a first line of JSON (repo,
+    commit, its date, counts, file errors; or the reason it could not be scanned, bad
+    input not worth a retry), then each record as the store keeps it, a line each."""
     try:
         running = errscan.scan(target, cache_dir=cache_dir, jobs=1, **options)
-        records = [record.to_dict() for record in running]
-        document = {
+        lines = [store_stage.record_row(record.to_dict()) for record in running]
+        head = {
             "repo": running.repo,
             "commit": running.commit,
             "commit_date": running.commit_date(),
-            "records": records,
             "file_errors": [error.to_dict() for error in running.file_errors],
             "stats": running.stats.to_dict(),
         }
     except InputError as exc:
-        document = {"error": repo.redact(str(exc))}
-    return zlib.compress(json.dumps(document, ensure_ascii=False).encode("utf-8"), 6)
+        head, lines = {"error": repo.redact(str(exc))}, []
+    text = "\n".join([json.dumps(head, ensure_ascii=False), *lines]) + "\n"
+    return zlib.compress(text.encode("utf-8"), 6)
 
 
-def _result(data: bytes) -> tuple[ScanResult, str | None] | str:
-    """The scan a document holds, and its commit date; or the reason it holds."""
-    document = json.loads(zlib.decompress(data))
-    if "error" in document:
-        return str(document["error"])
-    stats = document["stats"]
-    result = ScanResult(
-        repo=document["repo"],
-        commit=document["commit"],
-        errscan_version=errscan.__version__,
-        records=tuple(ErrorRecord.from_dict(r) for r in document["records"]),
-        file_errors=tuple(FileError(e["file"], e["reason"]) for e in document["file_errors"]),
-        stats=ScanStats(stats["files"], stats["sites"], stats["file_errors"], 0.0),
-    )
-    return result, document.get("commit_date")
+def _lines(data: bytes) -> Iterator[str]:
+    """The document's lines, decompressed a block at a time."""
+    inflate = zlib.decompressobj()
+    rest = b""
+    for start in range(0, len(data), 1 << 16):
+        rest += inflate.decompress(data[start : start + (1 << 16)])
+        *whole, rest = rest.split(b"\n")
+        for line in whole:
+            yield line.decode("utf-8")
+    rest += inflate.flush()
+    for line in rest.split(b"\n"):
+        if line:
+            yield line.decode("utf-8")
+
+
+def _rows(lines: Iterator[str]) -> Iterator[tuple[str, str | None, str, int, str]]:
+    for line in lines:
+        record = json.loads(line)
+        yield record["id"], record["exception"], record["file"], record["line"], line
 
 
 class _Driver:
@@ -196,16 +201,22 @@ class _Driver:
         return left
 
     def arrived(self, item: Item, data: bytes, seconds: float, attempts: int) -> None:
-        found = _result(data)
-        if isinstance(found, str):
-            self.failed(item, found, seconds, attempts)
+        """Store a scan's document as it is read, a record at a time."""
+        lines = _lines(data)
+        head = json.loads(next(lines))
+        if "error" in head:
+            self.failed(item, str(head["error"]), seconds, attempts)
             return
-        result, date = found
-        stored = self.store.save(result, errscan.scan_options(**item.options), date)
+        counts = head["stats"]
+        stats = ScanStats(counts["files"], counts["sites"], counts["file_errors"], 0.0)
+        scan = store_stage.ScanHead(head["repo"], head["commit"], errscan.__version__, stats)
+        errors = [FileError(e["file"], e["reason"]) for e in head["file_errors"]]
+        options = errscan.scan_options(**item.options)
+        stored = self.store.save_rows(scan, options, head.get("commit_date"), _rows(lines), errors)
         self.store.mark_batch_done(self.key, item.key, stored.id)
         self.report.outcomes.append(
-            Outcome(item.target, "scanned", result.repo, result.commit, len(result.records),
-                    len(result.file_errors), round(seconds, 3), attempts)
+            Outcome(item.target, "scanned", scan.repo, scan.commit, stats.sites,
+                    len(errors), round(seconds, 3), attempts)
         )  # fmt: skip
 
     def failed(self, item: Item, reason: str, seconds: float, attempts: int) -> None:

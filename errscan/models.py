@@ -181,6 +181,12 @@ class ClassInfo:
     doc: str | None
     init_params: tuple[str, ...] | None = None
     init_parts: tuple[MessagePart, ...] = ()
+    # where __str__ composes the text on several paths: init_parts is the most general
+    # template, and these the paths' own
+    init_candidates: tuple[tuple[MessagePart, ...], ...] = ()
+    from_str: bool = False  # the template is __str__'s, in terms of __init__'s parameters
+    # what __init__ passes to super().__init__, as (keyword or None, source text)
+    super_args: tuple[tuple[str | None, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,15 @@ def test_a_list_is_scanned_and_stored_and_a_failure_does_not_stop_it(tmp_path: P
     again = _batch(tmp_path, str(listing))
     assert json.loads(again.stdout)["summary"]["done before"] == 3  # nothing scanned twice
     assert len(_stored(tmp_path)) == 3
+    alone = tmp_path / "alone.db"  # a batch stores what extract --db stores, byte for byte
+    subprocess.run([*ERRSCAN, "extract", str(repos[1]), "--db", str(alone), "-q", "-o",
+                    os.devnull], check=True)  # fmt: skip
+    query = "SELECT r.id, r.exception, r.file, r.line, r.data FROM records r JOIN scans s "
+    query += "ON r.scan_id = s.id WHERE s.repo = ? ORDER BY r.id"
+    with sqlite3.connect(tmp_path / "errscan.db") as batch, sqlite3.connect(alone) as single:
+        name = str(repos[1])
+        assert list(batch.execute(query, (name,))) == list(single.execute(query, (name,)))
+        assert list(single.execute(query, (name,)))
 
 
 def test_a_toml_list_as_track_reads_it(tmp_path: Path) -> None:

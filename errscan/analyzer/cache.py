@@ -298,8 +298,17 @@ def decode_summary(data: bytes) -> FileSummary | None:
         return FileSummary(
             imports=tuple(Import(*row) for row in imports),
             classes=tuple(
-                ClassInfo(q, tuple(b), d, tuple(p) if p is not None else None, _parts(parts))
-                for q, b, d, p, parts in classes
+                ClassInfo(
+                    q,
+                    tuple(b),
+                    d,
+                    tuple(p) if p is not None else None,
+                    _parts(parts),
+                    tuple(_parts(o) for o in others),
+                    bool(from_str),
+                    tuple((k, str(t)) for k, t in supers),
+                )
+                for q, b, d, p, parts, others, from_str, supers in classes
             ),
             factories=tuple((name, made) for name, made in factories),
         )
@@ -309,7 +318,16 @@ def decode_summary(data: bytes) -> FileSummary | None:
 
 def _summary_row(summary: FileSummary) -> list[Any]:
     classes = [
-        [c.qualname, list(c.bases), c.doc, c.init_params, _part_rows(c.init_parts)]
+        [
+            c.qualname,
+            list(c.bases),
+            c.doc,
+            c.init_params,
+            _part_rows(c.init_parts),
+            [_part_rows(o) for o in c.init_candidates],
+            c.from_str,
+            [list(arg) for arg in c.super_args],
+        ]
         for c in summary.classes
     ]
     imports = [[i.local, i.level, i.module, i.name] for i in summary.imports]

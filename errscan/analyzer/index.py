@@ -127,6 +127,9 @@ class ExceptionInfo:
     bases: tuple[str, ...]
     doc: str | None
     init: ClassInfo | None  # the class (or ancestor) whose __init__ composes the message
+    # an ancestor above `init` whose __str__ composes the text from what `init` passes on
+    # to super().__init__ (a subclass's __init__ feeding its base's __str__)
+    str_of: ClassInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -344,6 +347,7 @@ class Index:
         info = self.class_info(qualname)
         bases: list[str] = []
         init: ClassInfo | None = None
+        str_of: ClassInfo | None = None
         current: str | None = qualname
         seen: set[str] = set()
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
@@ -354,6 +358,8 @@ class Index:
                 break
             if init is None and cls.init_params is not None:
                 init = cls
+            elif init is not None and str_of is None and cls.from_str and not init.from_str:
+                str_of = cls if init.super_args else None
             parent = self._primary_base(current, cls)
             if parent is None:
                 break
@@ -361,7 +367,7 @@ class Index:
             if parent.startswith("builtins.") and parent[9:] in _STOP:
                 break
             current = parent
-        return ExceptionInfo(qualname, tuple(bases), info.doc if info else None, init)
+        return ExceptionInfo(qualname, tuple(bases), info.doc if info else None, init, str_of)
 
     def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
         """The base that leads to an exception class: the first such, else the first base."""

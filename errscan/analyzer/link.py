@@ -13,7 +13,8 @@ from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
-from errscan.models import ErrorRecord, MessagePart, Site
+from errscan.extractors.summary import UNKNOWN_STR
+from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
 
@@ -63,9 +64,14 @@ def link(
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
         info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
-        composed = (
-            _composed(site, info.init.init_params, info.init.init_parts) if info.init else None
-        )
+        init = _through_str(info.init, info.str_of) if info.init else None
+        composed = _composed(site, init.init_params, init.init_parts) if init else None
+        others = []  # the paths of a __str__, each composed the same way
+        if init is not None and composed is not None:
+            for parts in init.init_candidates:
+                found = _composed(site, init.init_params, parts)
+                if found is not None:
+                    others.append(found)
         fields = {
             **site.__dict__,
             "exception_qualname": info.qualname,
@@ -88,13 +94,20 @@ def link(
             source = site.message_source
         if composed is not None:
             text = "".join(part.placeholder for part in composed)
+            paths = ["".join(part.placeholder for part in parts) for parts in others]
             fields.update(
                 message=text,
                 message_parts=composed,
                 message_source=source,
-                message_candidates=(text,),
+                message_candidates=(text, *[path for path in paths if path != text]),
             )
-        if composed is not None and site.message is None and not _said(fields):
+        if composed is not None and all(part.expr == UNKNOWN_STR for part in composed):
+            # a class whose __str__ errscan cannot read: unresolved, not a guess
+            fields.update(
+                message=None, message_parts=(), message_source="unresolved",
+                message_candidates=(),
+            )  # fmt: skip
+        elif composed is not None and site.message is None and not _said(fields):
             # `raise E(msg)` of an unread message, composed into `{msg}`: still
             # unresolved, not a template that matches any message
             fields.update(
@@ -116,6 +129,20 @@ def _qualname(site: Site, index: Index) -> str | None:
     return index.resolve(site.file, ref)
 
 
+def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
+    """A class whose __init__ passes its arguments on to a base whose __str__ composes
+    the text: the base's templates, with what the class passes in, in terms of the
+    class's own parameters."""
+    if base is None or init.init_params is None:
+        return init
+    general = _bound(init.super_args, base.init_params, base.init_parts)
+    if general is None:
+        return init
+    paths = [_bound(init.super_args, base.init_params, parts) for parts in base.init_candidates]
+    return ClassInfo(init.qualname, init.bases, init.doc, init.init_params, general,
+                     tuple(p for p in paths if p is not None), True, ())  # fmt: skip
+
+
 def _composed(
     site: Site, params: tuple[str, ...] | None, parts: tuple[MessagePart, ...]
 ) -> tuple[MessagePart, ...] | None:
@@ -124,12 +151,23 @@ def _composed(
         return None
     if params and not site.call_args:
         return None  # `raise E` of a class whose __init__ needs arguments: nothing to compose
+    return _bound(site.call_args, params, parts)
+
+
+def _bound(
+    call_args: tuple[tuple[str | None, str], ...],
+    params: tuple[str, ...] | None,
+    parts: tuple[MessagePart, ...],
+) -> tuple[MessagePart, ...] | None:
+    """`parts`, written in terms of `params`, with the arguments of a call in."""
+    if params is None:
+        return None
     bound: dict[str, str] = {}
-    positional = [text for keyword, text in site.call_args if keyword is None]
+    positional = [text for keyword, text in call_args if keyword is None]
     if len(positional) > len(params):
         return None  # *args and the like: the call does not fit what we read of __init__
     bound.update(zip(params, positional, strict=False))
-    bound.update((keyword, text) for keyword, text in site.call_args if keyword is not None)
+    bound.update((keyword, text) for keyword, text in call_args if keyword is not None)
     out: list[MessagePart] = []
     for part in parts:
         if part.expr is None or part.expr not in bound:

@@ -11,7 +11,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,21 @@ class StoredEnrichment:
     created: float
 
 
+def record_row(record: dict[str, Any]) -> str:
+    """A record as the store keeps it (`records.data`)."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ScanHead:
+    """What a stored scan is, besides its records and file errors."""
+
+    repo: str
+    commit: str
+    errscan_version: str
+    stats: ScanStats
+
+
 @dataclass(frozen=True)
 class StoredScan:
     id: int
@@ -148,55 +163,54 @@ class Store:
 
     def save(self, result: ScanResult, options: str, commit_date: str | None) -> StoredScan:
         """Store a scan in one transaction; the same repo, commit and options again is a no-op."""
-        found = self.find(result.repo, result.commit, options)
+        rows = (
+            (r.id, r.exception, r.file, r.line, record_row(r.to_dict())) for r in result.records
+        )
+        head = ScanHead(result.repo, result.commit, result.errscan_version, result.stats)
+        return self.save_rows(head, options, commit_date, rows, result.file_errors)
+
+    def save_rows(
+        self,
+        head: ScanHead,
+        options: str,
+        commit_date: str | None,
+        rows: Iterable[tuple[str, str | None, str, int, str]],
+        file_errors: Iterable[FileError],
+    ) -> StoredScan:
+        """Store a scan from its rows, (id, exception, file, line, record_row(...)), taken
+        one at a time (a batch's driver never holds a whole scan's records)."""
+        found = self.find(head.repo, head.commit, options)
         if found is not None:
             return found
-        stats = json.dumps(result.stats.to_dict(), sort_keys=True)
+        stats = json.dumps(head.stats.to_dict(), sort_keys=True)
         try:
             self.db.execute("BEGIN IMMEDIATE")
-            again = self.find(result.repo, result.commit, options)
+            again = self.find(head.repo, head.commit, options)
             if again is not None:
                 self.db.execute("ROLLBACK")
                 return again
             cursor = self.db.execute(
                 "INSERT INTO scans (repo, commit_sha, errscan_version, options, stats, "
                 "scanned_at, commit_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    result.repo,
-                    result.commit,
-                    result.errscan_version,
-                    options,
-                    stats,
-                    time.time(),
-                    commit_date,
-                ),
-            )
+                (head.repo, head.commit, head.errscan_version, options, stats, time.time(),
+                 commit_date),
+            )  # fmt: skip
             scan_id = int(cursor.lastrowid or 0)
             self.db.executemany(
                 "INSERT INTO records (scan_id, id, exception, file, line, data) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        scan_id,
-                        r.id,
-                        r.exception,
-                        r.file,
-                        r.line,
-                        json.dumps(r.to_dict(), sort_keys=True, ensure_ascii=False),
-                    )
-                    for r in result.records
-                ),
+                ((scan_id, *row) for row in rows),
             )
             self.db.executemany(
                 "INSERT INTO file_errors (scan_id, file, reason) VALUES (?, ?, ?)",
-                ((scan_id, e.file, e.reason) for e in result.file_errors),
+                ((scan_id, e.file, e.reason) for e in file_errors),
             )
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
-        stored = self.find(result.repo, result.commit, options)
+        stored = self.find(head.repo, head.commit, options)
         assert stored is not None
         return stored
 

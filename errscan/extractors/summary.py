@@ -12,6 +12,7 @@ def make_error(msg): return ConfigError(msg)   ->  ("make_error", "ConfigError")
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator, Sequence
 
 from errscan.extractors import bindings, message
@@ -74,12 +75,19 @@ def _classes(
         if isinstance(stmt, ast.ClassDef):
             qualname = (*outer, stmt.name)
             params, parts = _init_template(stmt, src, constants)
+            others: tuple[tuple[MessagePart, ...], ...] = ()
+            found = _str_template(stmt, ".".join(qualname), src, constants)
+            if found is not None:  # __str__ decides the text, whatever __init__ passed on
+                params, parts, others = found
             yield ClassInfo(
                 qualname=".".join(qualname),
                 bases=tuple(src.expression(base) for base in stmt.bases),
                 doc=_first_paragraph(ast.get_docstring(stmt)),
                 init_params=params,
                 init_parts=parts,
+                init_candidates=others,
+                from_str=found is not None,
+                super_args=_super_args(stmt, src),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -117,6 +125,204 @@ def _init_template(
         if found is not None:
             return tuple(params), found.parts
     return None, ()
+
+
+_MAX_RETURNS = 4  # paths of a __str__ read; one with more is not claimed
+
+
+def _str_template(
+    cls: ast.ClassDef, qualname: str, src: Source, constants: bindings.Constants
+) -> tuple[tuple[str, ...], tuple[MessagePart, ...], tuple[tuple[MessagePart, ...], ...]] | None:
+    """`__str__` composing the text: __init__'s parameters, the most general template
+    (what every return has in common at its start and end, a placeholder between), and
+    each return's template. Attributes __init__ sets from a parameter (`self.message =
+    str(message)`) stand for it; class constants (`code = "bhk3"`) are read. None where
+    a return cannot be read, or an attribute is neither."""
+    method = next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__str__"), None
+    )
+    if method is None:
+        return None
+    returns = [node.value for node in _own_nodes(method.body) if isinstance(node, ast.Return)]
+    if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
+        return None
+    init = next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    params: list[str] = []
+    if init is not None:
+        params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
+        params += [arg.arg for arg in init.args.kwonlyargs]
+    attributes = _attributes(init, set(params)) if init else {}
+    passed = _passed_to_super(init, set(params)) if init else None
+    if passed is not None:  # super().__init__(message): args[0], and the usual property
+        for name in ("args[0]", "message", "msg"):
+            attributes.setdefault(name, passed)
+    mapped = _Self(attributes, qualname, constants)
+    found: list[tuple[MessagePart, ...]] = []
+    for value in returns:
+        assert value is not None
+        value = _uncast(mapped.visit(copy.deepcopy(value)))
+        if isinstance(value, ast.Name) and value.id in params:
+            found.append((MessagePart(expr=value.id),))  # `return self.message`
+            continue
+        template = message.template(value, src, _InitLookup([], method))
+        if template is not None and not any(
+            part.expr is not None and "self" in part.expr for part in template.parts
+        ):
+            found.append(template.parts)
+            continue
+        first = _joined_first(value, method, mapped)
+        if first in params:  # "\n".join([self.message, location, ...]): the message, then more
+            found.append((MessagePart(expr=first), MessagePart(expr=UNKNOWN_STR)))
+            continue
+        # a text this cannot read: the class's errors are unresolved rather than guessed
+        return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
+    general = _most_general(found)
+    others = tuple(parts for parts in found if parts != general)
+    return tuple(params), general, others
+
+
+UNKNOWN_STR = "str(self)"  # the text a __str__ adds, which cannot be read
+
+
+def _uncast(node: ast.expr) -> ast.expr:
+    """`t.cast(str, x)` / `cast(str, x)` is x."""
+    if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "cast":
+            return node.args[1]
+    return node
+
+
+def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> str | None:
+    """For `"sep".join(lines)` of a list `lines = [first, ...]` assigned once in the
+    method: the parameter `first` stands for; else None."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "join" and isinstance(value.func.value, ast.Constant)
+            and len(value.args) == 1 and isinstance(value.args[0], ast.Name)):  # fmt: skip
+        return None
+    name = value.args[0].id
+    lists = [
+        node.value
+        for node in _own_nodes(method.body)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == name
+    ]
+    if len(lists) != 1 or not isinstance(lists[0], ast.List) or not lists[0].elts:
+        return None
+    first = _uncast(mapped.visit(copy.deepcopy(lists[0].elts[0])))
+    return first.id if isinstance(first, ast.Name) else None
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+
+
+def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a function body, those of nested functions and classes left out."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _attributes(init: ast.FunctionDef, params: set[str]) -> dict[str, str]:
+    """`self.X = param` or `self.X = str(param)` in __init__: X stands for the parameter
+    (where any assignment of X is one: the others are other paths to the same text)."""
+    found: dict[str, str] = {}
+    for node in _own_nodes(init.body):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self"):  # fmt: skip
+            continue
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "str" and len(value.args) == 1):  # fmt: skip
+            value = value.args[0]
+        if isinstance(value, ast.Name) and value.id in params:
+            found.setdefault(target.attr, value.id)
+    return found
+
+
+def _super_args(cls: ast.ClassDef, src: Source) -> tuple[tuple[str | None, str], ...]:
+    """What __init__ passes to super().__init__ (self left out), as source text."""
+    init = _method(cls, "__init__")
+    for node in _own_nodes(init.body) if init is not None else ():
+        if isinstance(node, ast.Call) and _is_super_init(node):
+            args = node.args[1:] if _explicit_base(node) else node.args
+            if any(isinstance(a, ast.Starred) for a in args) or any(
+                k.arg is None for k in node.keywords
+            ):
+                return ()
+            return (*((None, src.expression(a)) for a in args),
+                    *((k.arg, src.expression(k.value)) for k in node.keywords))  # fmt: skip
+    return ()
+
+
+def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
+    """The parameter __init__ passes first to super().__init__, if one is."""
+    for node in _own_nodes(init.body):
+        if isinstance(node, ast.Call) and _is_super_init(node) and node.args:
+            first = node.args[1] if _explicit_base(node) and len(node.args) > 1 else node.args[0]
+            if isinstance(first, ast.Name) and first.id in params:
+                return first.id
+    return None
+
+
+class _Self(ast.NodeTransformer):
+    """self.X in a __str__: the parameter __init__ set it from (a name without a
+    position, so that it reads as the parameter), or the class constant."""
+
+    def __init__(self, attributes: dict[str, str], cls: str, constants: bindings.Constants):
+        self.attributes = attributes
+        self.cls = cls
+        self.constants = constants
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        if (isinstance(node.value, ast.Attribute) and node.value.attr == "args"
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+                and isinstance(node.slice, ast.Constant) and node.slice.value == 0
+                and "args[0]" in self.attributes):  # fmt: skip
+            return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
+        self.generic_visit(node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            param = self.attributes.get(node.attr)
+            if param is not None:
+                return ast.Name(id=param, ctx=ast.Load())
+            value = self.constants.attribute(self.cls, node.attr)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return ast.Constant(value=value.value)
+        self.generic_visit(node)
+        return node
+
+
+def _most_general(found: list[tuple[MessagePart, ...]]) -> tuple[MessagePart, ...]:
+    """One template every path's text matches: the parts all share at the start and at
+    the end, and one placeholder for what differs between them."""
+    if len(set(found)) == 1:
+        return found[0]
+    start = 0
+    while all(len(parts) > start for parts in found) and len({p[start] for p in found}) == 1:
+        start += 1
+    end = 0
+    while (all(len(parts) - end > start for parts in found)
+           and len({p[len(p) - 1 - end] for p in found}) == 1):  # fmt: skip
+        end += 1
+    middle = MessagePart(expr=UNKNOWN_STR)
+    return (*found[0][:start], middle, *found[0][len(found[0]) - end :])
 
 
 def _is_super_init(call: ast.Call) -> bool:

@@ -1,0 +1,141 @@
+"""A repository class's __str__ decides the text of its errors."""
+
+from __future__ import annotations
+
+import textwrap
+
+import errscan
+
+
+def _messages(code: str) -> dict[int, tuple[str | None, tuple[str, ...]]]:
+    found = errscan.extract_source(textwrap.dedent(code))
+    return {r.line: (r.message, r.message_candidates) for r in found if r.kind == "raise"}
+
+
+def test_a_str_on_several_paths_gives_each_path_and_the_most_general() -> None:
+    found = _messages(
+        """
+        class ValidationError(Exception):
+            def __init__(self, cause, *, context=None):
+                self.context = context
+                self.message = str(cause)
+
+            def __str__(self):
+                if self.context:
+                    return f"{self.message} in {self.context!r}"
+                return self.message
+
+        def check(key, kind):
+            raise ValidationError(f"Unexpected type {kind}", context=key)
+        """
+    )
+    message, candidates = found[13]
+    assert message == "Unexpected type {kind}{str(self)}"
+    assert set(candidates[1:]) == {"Unexpected type {kind}", "Unexpected type {kind} in {key!r}"}
+
+
+def test_class_constants_in_a_str_are_read() -> None:
+    found = _messages(
+        """
+        class Error(Exception):
+            code = "bhk3"
+
+            def __init__(self, msg):
+                self.msg = msg
+
+            def __str__(self):
+                return f"{self.msg} (Background on this error at: https://sqlalche.me/e/{self.code})"
+
+        def connect(url):
+            raise Error(f"cannot connect to {url}")
+        """
+    )
+    assert found[12][0] == (
+        "cannot connect to {url} (Background on this error at: https://sqlalche.me/e/bhk3)"
+    )
+
+
+def test_a_str_that_ignores_the_argument_is_its_own_text() -> None:
+    found = _messages(
+        """
+        class NoneMetadataError(Exception):
+            def __init__(self, dist, metadata_name):
+                self.dist = dist
+
+            def __str__(self):
+                return "None metadata found"
+
+        def load(dist):
+            raise NoneMetadataError(dist, "METADATA")
+        """
+    )
+    assert found[10][0] == "None metadata found"
+
+
+def test_a_str_reading_what_init_does_not_set_from_a_parameter_is_unresolved() -> None:
+    found = _messages(
+        """
+        class Odd(Exception):
+            def __init__(self, msg):
+                super().__init__(msg)
+                self.when = now()
+
+            def __str__(self):
+                return f"{self.args[0]} at {self.when}"
+
+        def run():
+            raise Odd("stopped")
+        """
+    )
+    assert found[11][0] is None  # not "stopped", which str() never gives: no guess
+
+
+def test_a_str_joining_lines_that_start_with_the_message() -> None:
+    found = _messages(
+        """
+        import typing as t
+
+        class TemplateSyntaxError(Exception):
+            def __init__(self, message, lineno, name=None):
+                super().__init__(message)
+                self.message = message
+                self.lineno = lineno
+                self.translated = False
+
+            def __str__(self):
+                if self.translated:
+                    return t.cast(str, self.message)
+                lines = [t.cast(str, self.message), "  " + f"line {self.lineno}"]
+                return "\\n".join(lines)
+
+        def parse(token):
+            raise TemplateSyntaxError(f"unexpected {token!r}", 1)
+        """
+    )
+    assert found[18][0] == "unexpected {token!r}{str(self)}"
+
+
+def test_a_subclass_passing_its_message_on_to_a_base_str() -> None:
+    found = _messages(
+        """
+        class ValidationError(Exception):
+            def __init__(self, cause, *, context=None):
+                self.context = context
+                self.message = str(cause)
+
+            def __str__(self):
+                if self.context:
+                    return f"{self.message} in {self.context!r}"
+                return self.message
+
+        class RequiredKeyError(ValidationError):
+            def __init__(self, key):
+                super().__init__("Missing required value", context=key)
+
+        def read(name):
+            raise RequiredKeyError(name)
+        """
+    )
+    message, candidates = found[17]
+    assert "Missing required value in {name!r}" in candidates
+    assert message == "Missing required value{str(self)}"
