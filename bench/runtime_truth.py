@@ -291,8 +291,9 @@ def main() -> int:
     parser.add_argument("--projects", default="packaging,itsdangerous,jinja2,markupsafe,attrs")
     parser.add_argument("--python", default=str(Path.home() / ".pyenv/versions/3.12.1/bin/python"))
     parser.add_argument("--misses", type=int, default=15, help="misses listed per project")
-    parser.add_argument("--errscan", type=Path, default=ROOT,
-                        help="the checkout whose errscan makes the records (an older commit)")  # fmt: skip
+    parser.add_argument(
+        "--errscan", type=Path, default=ROOT, help="the checkout whose errscan makes the records"
+    )
     options = parser.parse_args()
     total = Tally()
     head = ["project", "executed sites", "with a record", "class right", "resolved",
