@@ -629,7 +629,13 @@ def export_command(target: str, db: Path | None, fmt: str, output_path: Path | N
     default="text",
     show_default=True,
 )
-def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -> int:
+@click.option(
+    "--exit-code", is_flag=True,
+    help="Exit 1 when errors were added, removed or reworded (a CI gate).",
+)  # fmt: skip
+def diff_command(
+    old: str, new: str, db: Path | None, as_json: bool, fmt: str, exit_code: bool
+) -> int:
     """What changed: `REPO@A B` (B a rev of the same repository) or `OLD.jsonl NEW.jsonl`."""
     changes = errscan.diff(old, new, db)
     if as_json or fmt == "json":
@@ -638,6 +644,9 @@ def diff_command(old: str, new: str, db: Path | None, as_json: bool, fmt: str) -
         click.echo(diff_stage.markdown(changes))
     else:
         click.echo(diff_stage.text(changes), nl=False)
+    counts = changes.counts()
+    if exit_code and any(counts.get(kind) for kind in ("added", "removed", "reworded")):
+        click.get_current_context().exit(1)  # as `git diff --exit-code`; moves alone pass
     return EXIT_OK
 
 

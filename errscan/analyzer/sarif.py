@@ -16,8 +16,8 @@ from errscan.analyzer.repo import redact
 from errscan.models import ErrorRecord
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/errscan/"
-_LEVELS = {"warning": "note", "assert": "note", "exit": "note"}
+# No informationUri or helpUri: errscan has no documentation page at an address of its
+# own, and SARIF's links must never lead to one that does not exist; help.text says it.
 
 
 def document(
@@ -37,7 +37,6 @@ def document(
                 "name": "errscan",
                 "version": version,
                 "semanticVersion": version,
-                "informationUri": INFORMATION_URI,
                 "rules": [rules[rule] for rule in sorted(rules)],
             }
         },
@@ -73,8 +72,7 @@ def _rule(rule: str, record: ErrorRecord) -> dict[str, Any]:
         "shortDescription": {"text": f"{name} raised."},
         "fullDescription": {"text": described if described.endswith(".") else described + "."},
         "help": {"text": f"Where the code raises {name}, and with which message."},
-        "helpUri": INFORMATION_URI,
-        "defaultConfiguration": {"level": "note"},
+        "defaultConfiguration": {"level": "none"},
     }
 
 
@@ -86,7 +84,9 @@ def _result(record: ErrorRecord, order: dict[str, int]) -> dict[str, Any]:
     return {
         "ruleId": rule,
         "ruleIndex": order[rule],
-        "level": _LEVELS.get(record.kind, "note"),
+        # a catalogue entry, not a finding: kind informational, whose level SARIF 2.1.0
+        # (3.27.10) requires to be "none"
+        "level": "none",
         "kind": "informational",
         "message": {"text": text},
         "locations": [

@@ -8,6 +8,9 @@ def load(path):
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -70,6 +73,9 @@ def extract(
             made.setdefault(scope.qualname(frame.scope), set()).add(built)
         if not isinstance(node, ast.Return) and (site := reader.site(node, frame)):
             sites.append(site)
+    ignored = _ignored_lines(src.text)
+    if ignored:
+        sites = [site for site in sites if site.line not in ignored]
     sites.sort(key=Site.sort_key)
     factories = [
         (function, next(iter(classes)))
@@ -77,6 +83,24 @@ def extract(
         if len(classes) == 1 and None not in classes
     ]
     return sites, factories  # type: ignore[return-value]
+
+
+_IGNORE = re.compile(r"#\s*errscan:\s*ignore\b")
+
+
+def _ignored_lines(text: str) -> set[int]:
+    """Lines whose comment says `# errscan: ignore`: a site starting there is left out
+    (a comment, never the same words inside a string)."""
+    if "errscan:" not in text:
+        return set()
+    found = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and _IGNORE.match(token.string):
+                found.add(token.start[0])
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return set()  # what `ast` parsed, tokenize rarely refuses: then nothing is left out
+    return found
 
 
 def _after_early_exits(

@@ -76,6 +76,10 @@ def test_diff_added_removed_reworded_moved(basic_repo: Path, tmp_path: Path) -> 
         assert kinds["reworded"]["old"]["message"] == "cannot load {path!r}"
         assert kinds["reworded"]["new"]["message"] == "could not load {path!r}"
         assert kinds["removed"]["old"]["exception"] == "AssertionError"
+    files = [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    assert run("diff", *files, "--exit-code")[0] == 1  # a CI gate: errors changed
+    assert run("diff", files[0], files[0], "--exit-code")[0] == 0
+    assert run("diff", *files)[0] == 0
     code, out, _ = run(
         "diff", f"{basic_repo}@HEAD~1", "HEAD", "--db", str(db), "--format", "markdown"
     )
@@ -139,6 +143,12 @@ def test_sarif_is_valid_and_fingerprinted(basic_repo: Path, tmp_path: Path) -> N
     ]
     first = run_["results"][0]["locations"][0]["physicalLocation"]
     assert first["region"]["startLine"] == records[0].line
+    # SARIF 2.1.0 3.27.10: a result whose kind is not "fail" has level "none"
+    assert {(r["kind"], r["level"]) for r in run_["results"]} == {("informational", "none")}
+    assert all(
+        r["defaultConfiguration"]["level"] == "none" for r in run_["tool"]["driver"]["rules"]
+    )
+    assert "helpUri" not in out.read_text() and "informationUri" not in out.read_text()
 
 
 def test_sarif_of_a_local_repository_names_no_local_path(basic_repo: Path, tmp_path: Path) -> None:

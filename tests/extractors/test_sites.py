@@ -186,3 +186,16 @@ def test_line_numbers_hold_with_crlf_cr_and_form_feed() -> None:
 def test_file_that_does_not_parse_gives_no_records() -> None:
     assert errscan.extract_source("def broken(:\n    raise E\n") == []
     assert errscan.extract_source(b"\x00\x01\xff") == []
+
+
+def test_a_site_whose_line_says_errscan_ignore_is_left_out() -> None:
+    found = records(
+        """
+        def f(x):
+            if x:
+                raise ValueError("kept")
+            raise KeyError("left out")  # errscan: ignore
+            raise TypeError("# errscan: ignore is text here, not a comment")
+        """
+    )
+    assert [r.exception for r in found] == ["ValueError", "TypeError"]
