@@ -135,7 +135,7 @@ class Scan:
         wanted = opts.filters
         self._lineage = state.lineage(
             [commit.repo, commit.web, wanted.include_tests, list(wanted.include),
-             list(wanted.exclude), opts.context, _BUILD]
+             list(wanted.exclude), wanted.include_vendored, opts.context, _BUILD]
         )  # fmt: skip
 
     @property
@@ -336,12 +336,16 @@ def scan(
     file_timeout: float | None = 60.0,
     use_cache: bool = True,
     progress: Progress | None = None,
+    include_vendored: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> Scan:
     """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
 
     Files whose blob was extracted before (in any repository) come from the result
     cache; the rest are parsed in `jobs` processes (default: the number of CPUs), each
-    given `file_timeout` seconds before it becomes a file error.
+    given `file_timeout` seconds before it becomes a file error. Vendored code
+    (`_vendor/`, `vendor/`, `third_party/`, `extern/`) is left out unless
+    `include_vendored`; `warn` is told of each --include/--exclude glob that takes no file.
     Raises InputError for bad input (unknown path or revision, network failure).
     """
     started = time.perf_counter()
@@ -349,8 +353,12 @@ def scan(
         raise InputError(f"context must be 0 or more lines, not {context}")
     cache_root = _cache_root(cache_dir)
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
-    wanted = files.Filters(include_tests, tuple(include), tuple(exclude))
+    wanted = files.Filters(include_tests, tuple(include), tuple(exclude), include_vendored)
     entries = files.list_files(commit.git(), commit.sha, wanted)
+    if warn is not None:
+        for glob in entries.unmatched:
+            kind = "--include" if glob in wanted.include else "--exclude"
+            warn(f"{kind} {glob!r} matches no file at {commit.sha[:12]}")
     opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started)
     return Scan(commit, entries, opts)
 
@@ -427,8 +435,9 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
 
 def scan_options(**options: Any) -> str:
     """The options that shape records, as the store keys a scan by them."""
-    shaping = ("include_tests", "include", "exclude", "context", "repo_name")
-    defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15}
+    shaping = ("include_tests", "include", "exclude", "context", "repo_name", "include_vendored")
+    defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15,
+                "include_vendored": False}  # fmt: skip
     chosen = {k: options.get(k, defaults.get(k)) for k in shaping}
     return json.dumps({k: list(v) if isinstance(v, tuple | list) else v
                        for k, v in chosen.items()}, sort_keys=True)  # fmt: skip

@@ -140,6 +140,10 @@ def cli() -> None:
     help="Write here (atomically) instead of to stdout.",
 )
 @click.option("--include-tests", is_flag=True, help="Scan test code too.")
+@click.option(
+    "--include-vendored", is_flag=True,
+    help="Scan vendored code too (_vendor/, vendor/, third_party/, extern/).",
+)  # fmt: skip
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB.")
 @click.option(
@@ -176,6 +180,7 @@ def extract(
     fmt: str,
     output_path: Path | None,
     include_tests: bool,
+    include_vendored: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     context: int,
@@ -194,6 +199,7 @@ def extract(
     """
     scan = {
         "include_tests": include_tests,
+        "include_vendored": include_vendored,
         "include": include,
         "exclude": exclude,
         "context": context,
@@ -206,11 +212,15 @@ def extract(
     return run_extract(ExtractOptions(target, fmt, output_path, quiet, db, scan))
 
 
+def _warn(message: str) -> None:
+    click.echo(visible(f"errscan: warning: {message}"), err=True)
+
+
 def run_extract(options: ExtractOptions) -> int:
     if options.output is not None:
         output.check_writable(options.output)
     bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
-    settings = {**options.scan, "progress": bar}
+    settings = {**options.scan, "progress": bar, "warn": None if options.quiet else _warn}
     if options.db is None:
         stats = errscan.export(options.target, options.fmt, options.output, sys.stdout, **settings)
     else:  # kept in the store as well: the whole result is needed at once

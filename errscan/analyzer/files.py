@@ -27,23 +27,48 @@ _AHEAD = 64  # blobs asked of git before the first of them is read
 
 @dataclass(frozen=True)
 class Filters:
-    """Which paths a scan takes: test code out unless asked for, then --include/--exclude globs.
+    """Which paths a scan takes: test code and vendored code out unless asked for, then
+    --include/--exclude globs.
 
-    Globs match the repo-relative POSIX path with fnmatch rules (`*` crosses `/`).
+    Globs follow ruff's rules on the repo-relative POSIX path: `*` crosses `/`, `**/`
+    also matches no folder at all, a glob that matches a folder takes everything in it
+    (`src/pip/_vendor`), and a glob without `/` matches a folder or file name anywhere.
     """
 
     include_tests: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    include_vendored: bool = False
 
     def wants(self, path: str) -> bool:
         if not path.endswith(_SUFFIXES):
             return False
         if not self.include_tests and is_test(path):
             return False
-        if self.include and not any(fnmatchcase(path, glob) for glob in self.include):
+        if not self.include_vendored and is_vendored(path):
             return False
-        return not any(fnmatchcase(path, glob) for glob in self.exclude)
+        if self.include and not any(matches(path, glob) for glob in self.include):
+            return False
+        return not any(matches(path, glob) for glob in self.exclude)
+
+
+_VENDORED_DIRS = frozenset({"_vendor", "vendor", "third_party", "extern"})
+
+
+def is_vendored(path: str) -> bool:
+    """Code a project carries of other projects: under a `_vendor/`, `vendor/`,
+    `third_party/` or `extern/` folder."""
+    return not _VENDORED_DIRS.isdisjoint(path.split("/")[:-1])
+
+
+def matches(path: str, glob: str) -> bool:
+    """Whether `glob` takes `path`, by the rules Filters states."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    globs = {glob.rstrip("/"), glob.rstrip("/").replace("**/", "")}
+    if "/" not in glob.rstrip("/"):
+        return any(fnmatchcase(part, g) for g in globs for part in parts)
+    return any(fnmatchcase(prefix, g) for g in globs for prefix in prefixes)
 
 
 def is_test(path: str) -> bool:
@@ -84,6 +109,7 @@ class Listing:
         )
         self._count = 0
         self.refused: list[FileError] = []  # files of the commit not read (list_files)
+        self.unmatched: list[str] = []  # --include/--exclude globs that took no file
         self.db.execute("BEGIN")
         for chunk in chunks(entries, _PAGE * 4):
             self.db.executemany("INSERT INTO file (path, sha, size) VALUES (?, ?, ?)", chunk)
@@ -195,12 +221,13 @@ def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
 
 def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
     refused: list[FileError] = []
+    hits: set[str] | None = set() if filters.include or filters.exclude else None
     with tempfile.TemporaryFile() as errors:
         args = ("ls-tree", "-r", "-z", *(["-l"] if sized else []), "--full-tree")
         proc = repo.popen(*args, "--end-of-options", commit, stderr=errors)
         assert proc.stdout is not None
         try:
-            listing = Listing(_wanted(_records(proc.stdout), filters, refused))
+            listing = Listing(_wanted(_records(proc.stdout), filters, refused, hits))
         finally:
             proc.stdout.close()
             status = proc.wait()
@@ -210,6 +237,8 @@ def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
             said = " ".join(errors.read(4096).decode("utf-8", "replace").split())
             raise InputError(f"cannot list files of {commit}: {said or f'exit code {status}'}")
     listing.refused = refused
+    if hits is not None:
+        listing.unmatched = [g for g in (*filters.include, *filters.exclude) if g not in hits]
     return listing
 
 
@@ -243,7 +272,7 @@ def _records(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def _wanted(
-    records: Iterable[bytes], filters: Filters, refused: list[FileError]
+    records: Iterable[bytes], filters: Filters, refused: list[FileError], hits: set[str] | None
 ) -> Iterator[tuple[str, str, int]]:
     """The wanted blobs among `git ls-tree -r -z -l` records, in their (path) order.
 
@@ -261,6 +290,8 @@ def _wanted(
             path, utf8 = raw_path.decode("utf-8"), True
         except UnicodeDecodeError:
             path, utf8 = raw_path.decode("utf-8", "backslashreplace"), False
+        if hits is not None:
+            hits.update(g for g in (*filters.include, *filters.exclude) if matches(path, g))
         if not filters.wants(path):
             continue
         reason = _unsafe_name(path, utf8)

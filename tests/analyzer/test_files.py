@@ -233,3 +233,45 @@ def test_a_blob_git_does_not_have_is_read_as_missing(tmp_path: Path) -> None:
 
 def _git(repo: Path) -> Git:
     return Git(str(repo / ".git"), scanned=True)
+
+
+@pytest.mark.parametrize(
+    ("path", "glob", "expected"),
+    [
+        ("src/pip/_vendor/rich/text.py", "src/pip/_vendor", True),  # a folder takes its files
+        ("src/pip/_vendor/rich/text.py", "src/pip/_vendor/", True),
+        ("src/pip/_internal/cli/main.py", "src/pip/_vendor", False),
+        ("src/pkg/gen/a.py", "**/gen", True),
+        ("gen/a.py", "**/gen/*.py", True),  # `**/` also matches no folder
+        ("src/pkg/gen/a.py", "**/gen/*.py", True),
+        ("docs/conf.py", "docs", True),  # a bare name: a folder or file anywhere
+        ("src/docs/conf.py", "docs", True),
+        ("src/pkg/docs_util.py", "docs", False),
+        ("src/pkg/mod.py", "*.py", True),
+        ("src/pkg/mod.py", "src/*/mod.py", True),
+    ],
+)
+def test_globs_follow_ruff_s_rules(path: str, glob: str, expected: bool) -> None:
+    assert files.matches(path, glob) is expected
+
+
+def test_vendored_code_is_left_out_unless_asked_for() -> None:
+    plain, vendored = files.Filters(), files.Filters(include_vendored=True)
+    for path in ("src/pip/_vendor/rich/text.py", "third_party/x/y.py", "a/extern/b.py",
+                 "vendor/lib.py"):  # fmt: skip
+        assert not plain.wants(path) and vendored.wants(path)
+    assert plain.wants("src/vendors.py") and plain.wants("src/pkg/vendor.py")
+
+
+def test_a_glob_that_takes_no_file_is_one_warning(basic_repo: Path) -> None:
+    from click.testing import CliRunner
+
+    from errscan.cli import cli
+
+    done = CliRunner().invoke(
+        cli, ["extract", str(basic_repo), "-o", os.devnull, "--exclude", "nowhere/**",
+              "--exclude", "pkg/engine.py"],
+    )  # fmt: skip
+    assert done.exit_code == 0
+    warnings = [line for line in done.output.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "'nowhere/**' matches no file" in warnings[0]
