@@ -61,6 +61,7 @@ __all__ = [
     "lookup_index",
     "page",
     "prune_cache",
+    "record_schema",
     "records_of",
     "scan",
     "scan_options",
@@ -693,6 +694,15 @@ def lookup_index(
     if key is None:
         return matching.TemplateIndex(records)
     return matching.CompiledIndexes(_cache_root(cache_dir)).index(records, key)
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a record as errscan writes it."""
+    from importlib import resources
+
+    text = (resources.files("errscan") / "record.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:

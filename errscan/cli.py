@@ -690,6 +690,13 @@ def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Pa
     return EXIT_OK
 
 
+@cli.command()
+def schema() -> int:
+    """Print the JSON Schema of a record (what extract writes, a line or an item each)."""
+    click.echo(json.dumps(errscan.record_schema(), indent=2))
+    return EXIT_OK
+
+
 @cli.group("cache")
 def cache_group() -> None:
     """Inspect or shrink the result cache."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import errscan
@@ -47,3 +49,24 @@ def test_golden_records(case: str, tmp_path: Path) -> None:
 def test_golden_show_page(tmp_path: Path) -> None:
     expected = (EXPECTED / "show_page.md").read_text(encoding="utf-8")
     assert golden_page(tmp_path) == expected, "run scripts/update_golden.py and review"
+
+
+def test_every_golden_record_fits_the_shipped_schema(tmp_path: Path) -> None:
+    """`errscan schema` prints what the package ships; each golden record fits it, and
+    a record with a wrong field does not (the schema is no `{}`)."""
+    from click.testing import CliRunner
+
+    from errscan.cli import cli
+
+    printed = CliRunner().invoke(cli, ["schema"])
+    schema = json.loads(printed.output)
+    assert printed.exit_code == 0 and schema == errscan.record_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    count = 0
+    for case in CASES:
+        for record in json.loads((EXPECTED / f"{case}.json").read_text())["records"]:
+            assert not list(validator.iter_errors(record)), (case, record["id"])
+            count += 1
+    assert count > 90
+    bad = {**record, "kind": "explode", "line": 0}
+    assert {e.path[0] for e in validator.iter_errors(bad)} == {"kind", "line"}
