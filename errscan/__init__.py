@@ -30,7 +30,7 @@ from errscan.analyzer import scan as scan_stage
 from errscan.analyzer import store as store_stage
 from errscan.analyzer.index import Index, ModuleTable
 from errscan.analyzer.related import features
-from errscan.errors import InputError
+from errscan.errors import CacheError, ErrscanError, InputError, StoreError
 from errscan.matching import Match, TemplateIndex
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
@@ -39,12 +39,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 __all__ = [
+    "CacheError",
     "ErrorRecord",
+    "ErrscanError",
     "FileError",
     "InputError",
     "Match",
     "Scan",
     "ScanResult",
+    "StoreError",
     "TemplateIndex",
     "__version__",
     "cache_info",
@@ -152,6 +155,12 @@ class Scan:
         """Let go of the file list, for a scan that will not be iterated (iterating to
         the end, or stopping early, lets go of it too)."""
         self._entries.close()
+
+    def __enter__(self) -> Scan:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def commit_date(self) -> str | None:
         """The commit's date (ISO 8601), read from the repository at hand."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,20 @@ def test_records_are_frozen_and_serialisable(basic_repo: Path) -> None:
             "url",
         ]
     )
+
+
+def test_scan_is_a_context_manager_and_errors_share_a_base(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    with errscan.scan(str(basic_repo), cache_dir=tmp_path / "cache") as running:
+        first = next(iter(running))
+        assert first.repo == running.repo
+    with errscan.scan(str(basic_repo), cache_dir=tmp_path / "cache") as running:
+        assert len(list(running)) == running.stats.sites  # iterated inside, closed after
+    for error in (errscan.InputError, errscan.StoreError, errscan.CacheError):
+        assert issubclass(error, errscan.ErrscanError)
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    result = errscan.extract(str(basic_repo), cache_dir=tmp_path / "cache")
+    with pytest.raises(errscan.StoreError, match="not an errscan store"):
+        errscan.store_scan(result, other)

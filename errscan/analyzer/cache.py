@@ -20,7 +20,7 @@ from typing import Any
 
 from errscan.analyzer import related
 from errscan.analyzer.link import key_fields
-from errscan.errors import InputError
+from errscan.errors import CacheError
 from errscan.models import (
     ClassInfo,
     Context,
@@ -100,7 +100,7 @@ class ResultCache:
             return cls(path, options_digest(version, radius))
         except (OSError, sqlite3.Error) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
-            raise InputError(f"cache dir not writable: {cache_dir}: {reason}") from exc
+            raise CacheError(f"cache dir not writable: {cache_dir}: {reason}") from exc
 
     def close(self) -> None:
         self._db.close()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from errscan.errors import InputError
+from errscan.errors import StoreError
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
 SCHEMA_VERSION = 4
@@ -134,21 +134,21 @@ class Store:
         """The store at `path` (default_path()), made there if `create` and it is not.
 
         A file that is not an errscan store (another program's database, say) is refused
-        before anything is written to it; InputError for that, and for a missing store
+        before anything is written to it; StoreError for that, and for a missing store
         where `create` is False (read-only commands make no file).
         """
         where = Path(path) if path is not None else default_path()
         if where.exists():
             _check(where)
         elif not create:
-            raise InputError(f"no store at {where}")
+            raise StoreError(f"no store at {where}")
         try:
             db = sqlite3.connect(where, timeout=_LOCK_WAIT, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA foreign_keys=ON")
             _migrate(db)
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot use the store {where}: {exc}") from exc
+            raise StoreError(f"cannot use the store {where}: {exc}") from exc
         return cls(db, where)
 
     def close(self) -> None:
@@ -372,10 +372,10 @@ def _check(where: Path) -> None:
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"cannot use the store {where}: {exc}") from exc
+        raise StoreError(f"cannot use the store {where}: {exc}") from exc
     if (version == 0 and not tables) or (version > 0 and "scans" in tables):
         return
-    raise InputError(f"not an errscan store: {where} (another program's database?)")
+    raise StoreError(f"not an errscan store: {where} (another program's database?)")
 
 
 def _migrate(db: sqlite3.Connection) -> None:
