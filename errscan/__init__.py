@@ -575,9 +575,23 @@ def page(
     fmt: str = "markdown",
     enrichment: store_stage.StoredEnrichment | None = None,
 ) -> str:
-    """The record as a knowledge-base page: Markdown, or standalone HTML; with an
-    enrichment of its facts, its three sections marked as AI-assisted."""
+    """The record as a knowledge-base page: Markdown, standalone HTML, or JSON (the
+    record, its related records' ids and messages, and the enrichment where one is
+    stored); with an enrichment of its facts, its three sections marked AI-assisted."""
     by_id = {r.id: r for r in records}
+    if fmt == "json":
+        data: dict[str, Any] = {
+            "record": record.to_dict(),
+            "related": [
+                {"id": r.id, "exception": r.exception, "message": r.message, "file": r.file,
+                 "line": r.line}
+                for r in (by_id.get(i) for i in record.related) if r is not None
+            ],
+            "enrichment": None if enrichment is None else {
+                "model": enrichment.model, "prompt": enrichment.prompt, **enrichment.answer
+            },
+        }  # fmt: skip
+        return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     if fmt == "html":
         return page_stage.html_page(record, by_id.get, enrichment)
     return page_stage.markdown(record, by_id.get, enrichment)

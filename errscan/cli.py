@@ -258,7 +258,7 @@ _SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "html"]),
+    type=click.Choice(["markdown", "html", "json"]),
     default="markdown",
     show_default=True,
 )
@@ -498,7 +498,9 @@ class _BatchProgress:
 @_FROM
 @_SCAN
 @_DB
-@click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs (--format json).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)  # fmt: skip
 @click.option(
     "--log", "log", metavar="FILE",
     help="Read a whole log (- for stdin): every traceback and `Type: message` line.",
@@ -509,9 +511,11 @@ def lookup_command(
     scan_target: str | None,
     db: Path | None,
     as_json: bool,
+    fmt: str,
     log: str | None,
 ) -> int:
     """Find the records behind a message, `Type: message` or a traceback (- reads stdin)."""
+    as_json = as_json or fmt == "json"
     if (text is None) == (log is None):
         raise errscan.InputError("give the TEXT to look up, or --log FILE, not both")
     records, key = errscan.records_of(source=source, target=scan_target, db=db)
@@ -589,21 +593,36 @@ def _lookup_log(log: str, index: errscan.TemplateIndex, as_json: bool) -> int:
 @cli.command()
 @click.argument("repo", required=False)
 @_DB
-def scans(repo: str | None, db: Path | None) -> int:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)  # fmt: skip
+def scans(repo: str | None, db: Path | None, fmt: str) -> int:
     """List the scans kept in the store (of REPO, or of every repository)."""
     store = store_stage.Store.open(db, create=False)
     try:
-        for scan in store.scans(repo):
-            stats = scan.stats
-            click.echo(
-                visible(
-                    f"{scan.repo}  {scan.commit[:12]}  {scan.commit_date or '-'}  "
-                    f"{stats.sites} sites  {stats.file_errors} file errors  "
-                    f"errscan {scan.errscan_version}"
-                )
-            )
+        found = store.scans(repo)
     finally:
         store.close()
+    if fmt == "json":
+        rows = [{"repo": scan.repo, "commit": scan.commit, "commit_date": scan.commit_date,
+                 "sites": scan.stats.sites, "file_errors": scan.stats.file_errors,
+                 "files": scan.stats.files, "errscan_version": scan.errscan_version,
+                 "options": json.loads(scan.options), "scanned_at": scan.scanned_at}
+                for scan in found]  # fmt: skip
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    if not found:
+        click.echo(visible(f"no scans of {repo} in the store" if repo else "no scans in the store"))
+        return EXIT_OK
+    click.echo("repository  commit  commit date  sites  file errors  errscan")
+    for scan in found:
+        stats = scan.stats
+        click.echo(
+            visible(
+                f"{scan.repo}  {scan.commit[:12]}  {scan.commit_date or '-'}  "
+                f"{stats.sites} sites  {stats.file_errors} file errors  "
+                f"errscan {scan.errscan_version}"
+            )
+        )
     return EXIT_OK
 
 

@@ -1,9 +1,9 @@
 """The exceptions errscan raises on purpose; anything else is a bug (the CLI exits 1).
 
-    ErrscanError
-    └── InputError          bad input: a path, a revision, a URL, an option (exit 2)
-        ├── StoreError      a store that cannot be used: missing, not errscan's, locked
-        └── CacheError      a cache that cannot be used: not writable, locked
+ErrscanError
+└── InputError          bad input: a path, a revision, a URL, an option (exit 2)
+    ├── StoreError      a store that cannot be used: missing, not errscan's, locked
+    └── CacheError      a cache that cannot be used: not writable, locked
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import errscan
 from errscan.cli import cli, main
 from tests.support import git
 
@@ -175,3 +177,35 @@ def test_locked_cache_is_one_line_and_exit_2(
     assert (code, out) == (2, "")
     assert "locked" in err and len(err.strip().splitlines()) == 1
     assert time.monotonic() - started < 10
+
+
+def test_every_printing_command_takes_format(basic_repo: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from errscan.cli import cli
+
+    runner = CliRunner()
+    db = str(tmp_path / "errscan.db")
+    assert (
+        runner.invoke(cli, ["extract", str(basic_repo), "--db", db, "-o", os.devnull]).exit_code
+        == 0
+    )
+    listed = runner.invoke(cli, ["scans", "--db", db, "--format", "json"])
+    (row,) = json.loads(listed.output)
+    assert row["sites"] == 29 and len(row["commit"]) == 40
+    text = runner.invoke(cli, ["scans", "--db", db]).output.splitlines()
+    assert text[0].startswith("repository  commit") and len(text) == 2
+    none = runner.invoke(cli, ["scans", "nobody/nothing", "--db", db])
+    assert none.exit_code == 0 and "no scans of nobody/nothing" in none.output
+    records = errscan.extract(str(basic_repo)).records
+    record = next(r for r in records if r.message and "{" not in r.message and r.related)
+    shown = json.loads(
+        runner.invoke(cli, ["show", record.id, "--db", db, "--format", "json"]).output
+    )
+    assert shown["record"]["id"] == record.id and shown["enrichment"] is None
+    assert [r["id"] for r in shown["related"]] == list(record.related)
+    query = f"{record.exception}: {record.message}"
+    as_format = runner.invoke(cli, ["lookup", query, "--db", db, "--format", "json"])
+    as_flag = runner.invoke(cli, ["lookup", query, "--db", db, "--json"])
+    assert as_format.output == as_flag.output
+    assert json.loads(as_format.output)[0]["id"] == record.id

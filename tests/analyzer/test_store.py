@@ -34,7 +34,7 @@ def test_extract_stores_once_and_lists_scans(basic_repo: Path, tmp_path: Path) -
             == 0
         )
     code, out, _ = run("scans", "--db", str(db))
-    assert code == 0 and len(out.splitlines()) == 1
+    assert code == 0 and len(out.splitlines()) == 2  # a header, and the one scan
     assert "29 sites  1 file errors" in out
     store = store_stage.Store.open(db)
     (scan,) = store.scans()
