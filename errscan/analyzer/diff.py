@@ -120,10 +120,15 @@ def _message(message: str | None) -> str:
     return "(no message)" if message is None else message
 
 
-def markdown(result: Diff, repo: str = "") -> str:
+COMMENT_LIMIT = 65_536  # characters of a GitHub pull-request comment
+
+
+def markdown(result: Diff, repo: str = "", limit: int = COMMENT_LIMIT) -> str:
+    """The diff as Markdown of at most `limit` characters (a pull-request comment): the
+    counts first, then each change while it fits, and how many more did not."""
     counts = result.counts()
     title = f"errscan: {inline(repo)} " if repo else "errscan: "
-    out = [
+    head = [
         f"### {title}{result.old_commit[:10]}..{result.new_commit[:10]}",
         "",
         "| added | removed | reworded | moved |",
@@ -131,26 +136,47 @@ def markdown(result: Diff, repo: str = "") -> str:
         "| " + " | ".join(str(counts[k]) for k in KINDS) + " |",
         "",
     ]
+    out = list(head)
+    size = sum(len(line) + 1 for line in out)
+    reserve = 80  # for the line that says how many more
+    left = 0
     for kind in KINDS:
         changes = result.of(kind)
         if not changes:
             continue
-        out += [f"#### {kind.capitalize()}", ""]
-        for change in changes:
-            record = change.new or change.old
-            assert record is not None
-            line = (
-                f"- {code_span(record.id)} {inline(str(record.exception or 're-raise'))}: "
-                f"{code_span(_message(record.message))} "
-                f"({inline(f'{record.file}:{record.line}')})"
-            )
-            if kind == "reworded" and change.old is not None:
-                line += f", was: {code_span(_message(change.old.message))}"
-            if kind == "moved" and change.old is not None:
-                line += f", was at {inline(f'{change.old.file}:{change.old.line}')}"
+        heading = [f"#### {kind.capitalize()}", ""]
+        for i, change in enumerate(changes):
+            line = _change_line(kind, change)
+            needed = len(line) + 1 + (sum(len(h) + 1 for h in heading) if i == 0 else 0)
+            if left or size + needed + reserve > limit:
+                left += 1
+                continue
+            if i == 0:
+                out += heading
+                size += sum(len(h) + 1 for h in heading)
             out.append(line)
-        out.append("")
+            size += len(line) + 1
+        if out[-1] != "":
+            out.append("")
+            size += 1
+    if left:
+        out += [f"… and {left} more changes not shown here (the JSON report has them all).", ""]
     return "\n".join(out)
+
+
+def _change_line(kind: str, change: Change) -> str:
+    record = change.new or change.old
+    assert record is not None
+    line = (
+        f"- {code_span(record.id)} {inline(str(record.exception or 're-raise'))}: "
+        f"{code_span(_message(record.message))} "
+        f"({inline(f'{record.file}:{record.line}')})"
+    )
+    if kind == "reworded" and change.old is not None:
+        line += f", was: {code_span(_message(change.old.message))}"
+    if kind == "moved" and change.old is not None:
+        line += f", was at {inline(f'{change.old.file}:{change.old.line}')}"
+    return line
 
 
 def as_json(result: Diff) -> str:
