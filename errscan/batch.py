@@ -6,8 +6,9 @@ report = run(items, db, jobs=4)          # or ray="auto" / "HOST:PORT" / "" for 
 Each repository is scanned where it runs (a forked process here, a Ray task there; one
 file process each, the parallelism being the repositories) and comes back as one
 compressed JSON document. The driver stores each scan as it arrives, one transaction
-each, and marks it done for this batch (the list's digest), so a batch run again after
-an interruption skips what it stored. It holds at most a few documents at a time.
+each, marked done for this batch (the list's digest) in that same transaction, so a
+batch run again after an interruption skips what it stored. It holds at most a few
+documents at a time.
 """
 
 from __future__ import annotations
@@ -212,8 +213,8 @@ class _Driver:
         scan = store_stage.ScanHead(head["repo"], head["commit"], errscan.__version__, stats)
         errors = [FileError(e["file"], e["reason"]) for e in head["file_errors"]]
         options = errscan.scan_options(**item.options)
-        stored = self.store.save_rows(scan, options, head.get("commit_date"), _rows(lines), errors)
-        self.store.mark_batch_done(self.key, item.key, stored.id)
+        self.store.save_rows(scan, options, head.get("commit_date"), _rows(lines), errors,
+                             batch=(self.key, item.key))  # fmt: skip
         self.report.outcomes.append(
             Outcome(item.target, "scanned", scan.repo, scan.commit, stats.sites,
                     len(errors), round(seconds, 3), attempts)

@@ -176,11 +176,16 @@ class Store:
         commit_date: str | None,
         rows: Iterable[tuple[str, str | None, str, int, str]],
         file_errors: Iterable[FileError],
+        batch: tuple[str, str] | None = None,
     ) -> StoredScan:
         """Store a scan from its rows, (id, exception, file, line, record_row(...)), taken
-        one at a time (a batch's driver never holds a whole scan's records)."""
+        one at a time (a batch's driver never holds a whole scan's records); with
+        `batch`, (batch, item), the scan is marked done for that batch in the same
+        transaction."""
         found = self.find(head.repo, head.commit, options)
         if found is not None:
+            if batch is not None:
+                self.mark_batch_done(*batch, found.id)
             return found
         stats = json.dumps(head.stats.to_dict(), sort_keys=True)
         try:
@@ -205,6 +210,11 @@ class Store:
                 "INSERT INTO file_errors (scan_id, file, reason) VALUES (?, ?, ?)",
                 ((scan_id, e.file, e.reason) for e in file_errors),
             )
+            if batch is not None:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO batch_done (batch, item, scan_id) VALUES (?, ?, ?)",
+                    (*batch, scan_id),
+                )
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
