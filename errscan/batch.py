@@ -153,6 +153,7 @@ def scan_one(target: str, options: dict[str, Any], cache_dir: str | None) -> byt
             "repo": running.repo,
             "commit": running.commit,
             "commit_date": running.commit_date(),
+            "errscan_version": errscan.__version__,  # the worker's, which made the records
             "file_errors": [error.to_dict() for error in running.file_errors],
             "stats": running.stats.to_dict(),
         }
@@ -210,7 +211,8 @@ class _Driver:
             return
         counts = head["stats"]
         stats = ScanStats(counts["files"], counts["sites"], counts["file_errors"], 0.0)
-        scan = store_stage.ScanHead(head["repo"], head["commit"], errscan.__version__, stats)
+        version = str(head.get("errscan_version", errscan.__version__))
+        scan = store_stage.ScanHead(head["repo"], head["commit"], version, stats)
         errors = [FileError(e["file"], e["reason"]) for e in head["file_errors"]]
         options = errscan.scan_options(**item.options)
         self.store.save_rows(scan, options, head.get("commit_date"), _rows(lines), errors,
