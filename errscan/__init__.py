@@ -170,7 +170,7 @@ class Scan:
         """What decides this scan's output in format `fmt`: the key of a stored output."""
         opts = self._opts
         where = (self.commit, self.repo, self._source.web)
-        return replay.key(*where, opts.filters, opts.context, _BUILD, fmt)
+        return replay.key(*where, opts.filters, opts.context, opts.kinds, _BUILD, fmt)
 
     def __iter__(self) -> Iterator[ErrorRecord]:
         for done in self._files():
@@ -254,6 +254,8 @@ class Scan:
                 found = kept.kept(entry.path)
                 block = state.unmark_commit(found.block, self.commit)
                 done = _Done(None, block, found.count, found.error)
+            if self._opts.kinds:
+                done = _only(done, self._opts.kinds)
             self.sites += done.count
             if done.error is not None:
                 self.file_errors.append(done.error)
@@ -282,6 +284,15 @@ class Scan:
         marked = state.mark_commit(block, self.commit, self._source.web)
         kept.keep(entry, sorted(deps), marked, len(records), result.error)
         return _Done(records, block, len(records), result.error)
+
+
+def _only(done: _Done, kinds: tuple[str, ...]) -> _Done:
+    """A file's records of `kinds` only (what was kept for the next scan stays whole)."""
+    if done.records is not None:
+        records = [r for r in done.records if r.kind in kinds]
+        return _Done(records, output.jsonl_block(records), len(records), done.error)
+    lines = [line for line in done.block.split("\n")[:-1] if json.loads(line)["kind"] in kinds]
+    return _Done(None, "".join(line + "\n" for line in lines), len(lines), done.error)
 
 
 class _Ranking:
@@ -331,6 +342,10 @@ class _Options:
     use_cache: bool
     progress: Progress | None
     started: float
+    kinds: tuple[str, ...] = ()  # the record kinds kept; () keeps all
+
+
+KINDS = ("raise", "reraise", "assert", "exit", "warning")
 
 
 def scan(
@@ -348,6 +363,7 @@ def scan(
     progress: Progress | None = None,
     include_vendored: bool = False,
     warn: Callable[[str], None] | None = None,
+    kinds: Sequence[str] = (),
 ) -> Scan:
     """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
 
@@ -356,11 +372,15 @@ def scan(
     given `file_timeout` seconds before it becomes a file error. Vendored code
     (`_vendor/`, `vendor/`, `third_party/`, `extern/`) is left out unless
     `include_vendored`; `warn` is told of each --include/--exclude glob that takes no file.
+    `kinds` keeps records of those kinds only (KINDS; all by default).
     Raises InputError for bad input (unknown path or revision, network failure).
     """
     started = time.perf_counter()
     if context < 0:
         raise InputError(f"context must be 0 or more lines, not {context}")
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
     cache_root = _cache_root(cache_dir)
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
     wanted = files.Filters(include_tests, tuple(include), tuple(exclude), include_vendored)
@@ -369,7 +389,8 @@ def scan(
         for glob in entries.unmatched:
             kind = "--include" if glob in wanted.include else "--exclude"
             warn(f"{kind} {glob!r} matches no file at {commit.sha[:12]}")
-    opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started)
+    opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started,
+                    tuple(sorted(set(kinds))))  # fmt: skip
     return Scan(commit, entries, opts)
 
 
@@ -445,9 +466,10 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
 
 def scan_options(**options: Any) -> str:
     """The options that shape records, as the store keys a scan by them."""
-    shaping = ("include_tests", "include", "exclude", "context", "repo_name", "include_vendored")
+    shaping = ("include_tests", "include", "exclude", "context", "repo_name", "include_vendored",
+               "kinds")  # fmt: skip
     defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15,
-                "include_vendored": False}  # fmt: skip
+                "include_vendored": False, "kinds": ()}  # fmt: skip
     chosen = {k: options.get(k, defaults.get(k)) for k in shaping}
     return json.dumps({k: list(v) if isinstance(v, tuple | list) else v
                        for k, v in chosen.items()}, sort_keys=True)  # fmt: skip

@@ -141,6 +141,10 @@ def cli() -> None:
 )
 @click.option("--include-tests", is_flag=True, help="Scan test code too.")
 @click.option(
+    "--kind", "kinds", metavar="KIND[,KIND...]", multiple=True,
+    help="Keep records of these kinds only: raise, reraise, assert, exit, warning.",
+)  # fmt: skip
+@click.option(
     "--include-vendored", is_flag=True,
     help="Scan vendored code too (_vendor/, vendor/, third_party/, extern/).",
 )  # fmt: skip
@@ -180,6 +184,7 @@ def extract(
     fmt: str,
     output_path: Path | None,
     include_tests: bool,
+    kinds: tuple[str, ...],
     include_vendored: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -200,6 +205,7 @@ def extract(
     scan = {
         "include_tests": include_tests,
         "include_vendored": include_vendored,
+        "kinds": tuple(k.strip() for group in kinds for k in group.split(",") if k.strip()),
         "include": include,
         "exclude": exclude,
         "context": context,

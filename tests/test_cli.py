@@ -209,3 +209,23 @@ def test_every_printing_command_takes_format(basic_repo: Path, tmp_path: Path) -
     as_flag = runner.invoke(cli, ["lookup", query, "--db", db, "--json"])
     assert as_format.output == as_flag.output
     assert json.loads(as_format.output)[0]["id"] == record.id
+
+
+def test_kind_keeps_those_kinds_and_leaves_the_cache_whole(basic_repo: Path) -> None:
+    runner = CliRunner()
+    everything = errscan.extract(str(basic_repo)).records
+    kinds = {r.kind for r in everything}
+    assert {"raise", "assert"} <= kinds
+    outputs = [
+        runner.invoke(cli, ["extract", str(basic_repo), "-q", "--kind", "assert,warning"]).output
+        for _ in range(2)  # the second replays the stored output
+    ]
+    assert outputs[0] == outputs[1]
+    found = [json.loads(line) for line in outputs[0].splitlines()]
+    records = [row for row in found if "id" in row]
+    assert records and {row["kind"] for row in records} <= {"assert", "warning"}
+    assert len(records) == sum(1 for r in everything if r.kind in ("assert", "warning"))
+    again = errscan.extract(str(basic_repo)).records  # a filtered scan kept every record
+    assert [r.id for r in again] == [r.id for r in everything]
+    bad = runner.invoke(cli, ["extract", str(basic_repo), "--kind", "explode"])
+    assert bad.exit_code == 2 and "unknown kind 'explode'" in bad.output
