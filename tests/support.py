@@ -70,3 +70,12 @@ def wait_for_results(cache: Path, then: float) -> None:
     while not (cache / "results.sqlite").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(then)
+
+
+def interruptible() -> None:
+    """For subprocess.Popen(preexec_fn=...): Ctrl-C as a terminal sends it. A shell runs
+    background jobs with SIGINT ignored, and a Python started so keeps ignoring it, so
+    a test that sends SIGINT restores the default first."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

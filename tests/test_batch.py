@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import build_repo, commit_all, many_errors_repo
+from tests.support import build_repo, commit_all, interruptible, many_errors_repo
 
 ERRSCAN = [sys.executable, "-m", "errscan"]
 
@@ -132,7 +132,8 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path: Path) -> None:
     listing.write_text("".join(f"{r}\n" for r in [*repos[:1], slow, *repos[1:]]))
     args = [*ERRSCAN, "batch", str(listing), "--db", str(tmp_path / "errscan.db"),
             "--cache-dir", str(tmp_path / "cache"), "-j", "1"]  # fmt: skip
-    running = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    running = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         time.sleep(0.05)

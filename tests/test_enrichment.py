@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import errscan
 from errscan.cli import cli
 from errscan.enrichment import client, digest, facts, messages, problems, schema
-from tests.support import build_repo, commit_all, write
+from tests.support import build_repo, commit_all, interruptible, write
 
 KEY = "sk-test-0123456789abcdef-never-shown"
 
@@ -261,7 +261,9 @@ def test_an_interrupted_run_keeps_what_it_stored_and_the_next_resumes(
     env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)}
     args = [sys.executable, "-m", "errscan", "enrich", "--db", str(db), "--endpoint", model.url,
             "--model", "m1", "--concurrency", "1"]  # fmt: skip
-    running = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    running = subprocess.Popen(
+        args, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
     deadline = time.monotonic() + 30
     while len(_rows(db)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -19,7 +19,15 @@ import pytest
 
 import errscan
 from errscan.analyzer import scan
-from tests.support import build_repo, commit_all, git, many_errors_repo, wait_for_results, write
+from tests.support import (
+    build_repo,
+    commit_all,
+    git,
+    interruptible,
+    many_errors_repo,
+    wait_for_results,
+    write,
+)
 
 
 def add_generated(repo: Path, tmp_path: Path) -> None:
@@ -163,7 +171,7 @@ def test_interrupt_leaves_no_half_output_and_a_second_run_succeeds(tmp_path: Pat
     cache = tmp_path / "interrupted-cache"
     command = [sys.executable, "-m", "errscan", "extract", str(repo), "-o", str(out), "-q",
                "--context", "0", "--cache-dir", str(cache)]  # fmt: skip
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     wait_for_results(cache, 0.3)  # into the scan of 300 files, far from its end
     assert proc.poll() is None, "the scan ended before the interrupt"
     proc.send_signal(signal.SIGINT)
