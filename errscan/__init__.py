@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 from errscan import matching
 from errscan.analyzer import cache, files, link, output, replay, repo, state
@@ -35,6 +35,8 @@ from errscan.matching import Match, TemplateIndex
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from errscan import enrichment as enrich_stage
 
 __version__ = "0.1.0"
@@ -46,6 +48,7 @@ __all__ = [
     "InputError",
     "Match",
     "Scan",
+    "ScanOptions",
     "ScanResult",
     "StoreError",
     "TemplateIndex",
@@ -394,7 +397,25 @@ def scan(
     return Scan(commit, entries, opts)
 
 
-def extract(target: str, **options: Any) -> ScanResult:
+class ScanOptions(TypedDict, total=False):
+    """What `scan` takes besides the target, as `extract` and `export` take it too."""
+
+    include_tests: bool
+    include: Sequence[str]
+    exclude: Sequence[str]
+    context: int
+    cache_dir: str | Path | None
+    repo_name: str | None
+    jobs: int | None
+    file_timeout: float | None
+    use_cache: bool
+    progress: Progress | None
+    include_vendored: bool
+    warn: Callable[[str], None] | None
+    kinds: Sequence[str]
+
+
+def extract(target: str, **options: Unpack[ScanOptions]) -> ScanResult:
     """Scan REPO@REV and return every record at once; the options are those of `scan`."""
     running = scan(target, **options)
     records = tuple(running)
@@ -409,7 +430,11 @@ def extract(target: str, **options: Any) -> ScanResult:
 
 
 def export(
-    target: str, fmt: str, path: Path | None = None, stream: TextIO | None = None, **options: Any
+    target: str,
+    fmt: str,
+    path: Path | None = None,
+    stream: TextIO | None = None,
+    **options: Unpack[ScanOptions],
 ) -> ScanStats:
     """Scan REPO@REV and write it as `fmt` to `path` (atomically) or `stream` (stdout).
 

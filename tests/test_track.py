@@ -7,8 +7,12 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 import yaml
 from click.testing import CliRunner
 
@@ -147,7 +151,7 @@ def test_any_failure_of_one_repository_is_that_repository_s(
     good = build_repo(tmp_path / "good", "messages")
     real = errscan.extract
 
-    def extract(target: str, **options: object) -> errscan.ScanResult:
+    def extract(target: str, **options: Unpack[errscan.ScanOptions]) -> errscan.ScanResult:
         if target.startswith(str(broken)):
             raise RuntimeError("something no one expected")
         return real(target, **options)
