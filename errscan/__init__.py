@@ -589,10 +589,19 @@ def diff(old: str, new: str, db: str | Path | None = None, **options: Any) -> di
 
 def load_records(path: str | Path) -> list[ErrorRecord]:
     """Records from a file errscan wrote: jsonl (file-error lines skipped) or json."""
+    return _records_in(_read(path), path)
+
+
+def _read(path: str | Path) -> bytes:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _records_in(data: bytes, path: str | Path) -> list[ErrorRecord]:
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not errscan output: {path}: not UTF-8 ({exc.reason})") from exc
     try:
@@ -735,11 +744,9 @@ def records_of(
     if source is not None and target is not None:
         raise InputError("give the records with --from FILE or --scan REPO@REV")
     if source is not None:
-        try:
-            content = hashlib.sha256(Path(source).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise InputError(f"cannot read {source}: {exc.strerror}") from exc
-        return load_records(source), replay.key("from", content, _BUILD)
+        data = _read(source)  # read once: parsed, and digested for the index's key
+        key = replay.key("from", hashlib.sha256(data).hexdigest(), _BUILD)
+        return _records_in(data, source), key
     if target is not None:
         running = scan(target, cache_dir=cache_dir)
         return list(running), running.replay_key("records")

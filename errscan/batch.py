@@ -122,7 +122,7 @@ def read_list(path: Path) -> list[Item]:
         raise InputError(f"cannot read {path}: {exc}") from exc
     items = []
     for number, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        line = line.split("#", 1)[0].strip()
         if not line:
             continue
         try:

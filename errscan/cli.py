@@ -9,7 +9,7 @@ import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -355,7 +355,7 @@ def enrich(
     assert endpoint is not None
     where = enrich_stage.Endpoint(endpoint, model, key, timeout=timeout, retries=retries)
     summary = enrich_stage.Summary()
-    drawn = _Progress()
+    drawn = _StatusLine(_enrich_line)
     try:
         errscan.enrich(where, targets, db=db, concurrency=concurrency, limit=limit,
                        force=force, progress=drawn, summary=summary)  # fmt: skip
@@ -387,28 +387,34 @@ def _api_key(variable: str | None) -> str | None:
     return value
 
 
-class _Progress:
-    """One line on a terminal's stderr, redrawn: done, failed, tokens, ETA."""
+class _StatusLine:
+    """One line on a terminal's stderr, redrawn from what `render` makes of each state
+    it is given; nothing where stderr is not a terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, render: Callable[[Any], str]) -> None:
+        self.render = render
         self.drawn = False
         self.live = sys.stderr.isatty()
 
-    def __call__(self, summary: Any) -> None:
-        if not self.live:
-            return
-        eta = summary.eta
-        left = f"{int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else "?"
-        sys.stderr.write(
-            f"\renrich: {summary.done + summary.failed}/{summary.total} done, {summary.failed} "
-            f"failed, {summary.tokens_in + summary.tokens_out:,} tokens, ETA {left}   "
-        )
-        sys.stderr.flush()
-        self.drawn = True
+    def __call__(self, state: Any) -> None:
+        if self.live:
+            sys.stderr.write(f"\r{self.render(state)}   ")
+            sys.stderr.flush()
+            self.drawn = True
 
     def close(self) -> None:
         if self.drawn:
             sys.stderr.write("\n")
+
+
+def _clock(seconds: float | None) -> str:
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}" if seconds is not None else "?"
+
+
+def _enrich_line(summary: Any) -> str:
+    return (f"enrich: {summary.done + summary.failed}/{summary.total} done, {summary.failed} "
+            f"failed, {summary.tokens_in + summary.tokens_out:,} tokens, "
+            f"ETA {_clock(summary.eta)}")  # fmt: skip
 
 
 @cli.command()
@@ -445,7 +451,7 @@ def batch(
     from errscan import batch as batch_stage
 
     items = batch_stage.read_list(list_path)
-    drawn = _BatchProgress()
+    drawn = _StatusLine(_batch_line)
     try:
         report = batch_stage.run(items, db, jobs=jobs, ray=ray_address, repo_timeout=repo_timeout,
                                  retries=retries, cache_dir=cache_dir, progress=drawn)  # fmt: skip
@@ -471,32 +477,13 @@ def batch(
     return EXIT_OK
 
 
-class _BatchProgress:
-    """One line on a terminal's stderr: done, failed, running, records, elapsed, ETA."""
+def _batch_line(report: Any) -> str:
+    import time
 
-    def __init__(self) -> None:
-        self.drawn = False
-        self.live = sys.stderr.isatty()
-
-    def __call__(self, report: Any) -> None:
-        if not self.live:
-            return
-        import time
-
-        eta = report.eta
-        left = f"{int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else "?"
-        elapsed = int(time.monotonic() - report.started)
-        sys.stderr.write(
-            f"\rbatch: {len(report.outcomes)}/{report.total} done, {report.failed} failed, "
-            f"{report.running} running, {report.records:,} records, "
-            f"{elapsed // 60}:{elapsed % 60:02d} elapsed, ETA {left}   "
-        )
-        sys.stderr.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write("\n")
+    elapsed = _clock(time.monotonic() - report.started)
+    return (f"batch: {len(report.outcomes)}/{report.total} done, {report.failed} failed, "
+            f"{report.running} running, {report.records:,} records, {elapsed} elapsed, "
+            f"ETA {_clock(report.eta)}")  # fmt: skip
 
 
 @cli.command(name="lookup")

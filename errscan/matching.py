@@ -115,10 +115,9 @@ class TemplateIndex:
         self._templates = [None] * size
         self._names: list[frozenset[str] | None] = [None] * size
         self._literal: list[int | None] = [None] * size
-        if tables is None:
-            tables = self._build()
+        self._tables = tables if tables is not None else self._build()
         (self._anchored, self._paired, self._free, self._words, self._by_file,
-         self._bases, self._needs) = tables  # fmt: skip
+         self._bases, self._needs) = self._tables  # fmt: skip
 
     def _build(self) -> tuple[Any, ...]:
         templates = [self._templates_of(i) for i in range(len(self.records))]
@@ -158,9 +157,7 @@ class TemplateIndex:
 
     def compiled(self) -> bytes:
         """The tables, for `load` with the same records in the same order."""
-        tables = (self._anchored, self._paired, self._free, self._words, self._by_file,
-                  self._bases, self._needs)  # fmt: skip
-        return marshal.dumps((_FORMAT, len(self.records), tables))
+        return marshal.dumps((_FORMAT, len(self.records), self._tables))
 
     @classmethod
     def load(cls, records: Sequence[ErrorRecord], data: bytes) -> TemplateIndex | None:

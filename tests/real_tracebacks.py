@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from tests.support import commit_all, git
+from tests.support import candidate_pattern, commit_all, git
 
 if TYPE_CHECKING:
     from errscan.models import ErrorRecord
@@ -65,7 +65,7 @@ class Raised:
             (len(re.sub(r"\{[^{}]*\}", "", str(record.message))), -i, record)
             for i, record in enumerate(sites)
             if any(
-                _pattern(str(c)).fullmatch(self.message)
+                candidate_pattern(str(c)).fullmatch(self.message)
                 for c in {record.message, *record.message_candidates} - {None}
             )
         ]
@@ -79,13 +79,6 @@ class Raised:
                         and record.function == function and record.line > line):  # fmt: skip
                     return record
         return None
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    """A template as a pattern, each `{...}` any text (this module is errscan-free, so
-    the benchmark can measure older checkouts with it)."""
-    pieces = re.split(r"\{[^{}]*\}", template)
-    return re.compile(".*?".join(re.escape(piece) for piece in pieces), re.DOTALL)
 
 
 def package_dir(package: str) -> Path:

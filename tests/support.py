@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -79,3 +80,10 @@ def interruptible() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def candidate_pattern(template: str) -> re.Pattern[str]:
+    """A template's text as a pattern, each `{...}` placeholder any text (no errscan
+    code, so a benchmark can measure an older checkout's records with it)."""
+    pieces = re.split(r"\{[^{}]*\}", template)
+    return re.compile(".*?".join(re.escape(piece) for piece in pieces), re.DOTALL)

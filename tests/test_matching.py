@@ -366,19 +366,25 @@ def test_a_compiled_index_loaded_back_answers_as_the_one_compiled(tmp_path: Path
     assert errscan.TemplateIndex.load(records, b"\x00garbage") is None
 
 
-def test_the_cache_reuses_a_compiled_index_and_recompiles_a_damaged_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    records = list(errscan.extract(str(build_repo(tmp_path / "repo", "messages"))).records)
-    queries = _queries(records)
-    compiled: list[int] = []
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the indexes compiled (not loaded from the cache), in order."""
+    sizes: list[int] = []
     real = errscan.TemplateIndex._build
 
     def counted(self: errscan.TemplateIndex) -> tuple[object, ...]:
-        compiled.append(len(self.records))
+        sizes.append(len(self.records))
         return real(self)
 
     monkeypatch.setattr(errscan.TemplateIndex, "_build", counted)
+    return sizes
+
+
+def test_the_cache_reuses_a_compiled_index_and_recompiles_a_damaged_one(
+    tmp_path: Path, compiled: list[int]
+) -> None:
+    records = list(errscan.extract(str(build_repo(tmp_path / "repo", "messages"))).records)
+    queries = _queries(records)
     cache = tmp_path / "cache"
     first = errscan.lookup_index(records, "k1", cache)
     again = errscan.lookup_index(records, "k1", cache)
@@ -399,20 +405,12 @@ def test_the_cache_reuses_a_compiled_index_and_recompiles_a_damaged_one(
 
 
 def test_lookup_from_a_store_compiles_once_per_stored_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, compiled: list[int]
 ) -> None:
     repo = build_repo(tmp_path / "repo", "messages")
     db = tmp_path / "errscan.db"
     runner = CliRunner()
     assert runner.invoke(cli, ["extract", str(repo), "--db", str(db)]).exit_code == 0
-    compiled: list[int] = []
-    real = errscan.TemplateIndex._build
-
-    def counted(self: errscan.TemplateIndex) -> tuple[object, ...]:
-        compiled.append(len(self.records))
-        return real(self)
-
-    monkeypatch.setattr(errscan.TemplateIndex, "_build", counted)
     query = ["lookup", "--db", str(db), "ValueError: no"]
     outputs = [runner.invoke(cli, query).output for _ in range(2)]
     assert len(compiled) == 1 and outputs[0] == outputs[1]

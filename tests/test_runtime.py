@@ -23,7 +23,7 @@ from types import ModuleType
 import pytest
 
 import errscan
-from tests.support import FIXTURES, build_repo
+from tests.support import FIXTURES, build_repo, candidate_pattern
 
 REQUIRED_SHARE = 0.95
 
@@ -31,12 +31,6 @@ REQUIRED_SHARE = 0.95
 def pattern(record: errscan.ErrorRecord) -> re.Pattern[str]:
     pieces = [re.escape(p.text) if p.text is not None else ".*?" for p in record.message_parts]
     return re.compile("".join(pieces), re.DOTALL)
-
-
-def candidate_pattern(candidate: str) -> re.Pattern[str]:
-    """A candidate template's text as a pattern, each `{...}` placeholder any text."""
-    pieces = re.split(r"\{[^{}]*\}", candidate)
-    return re.compile(".*?".join(re.escape(piece) for piece in pieces), re.DOTALL)
 
 
 def matches(record: errscan.ErrorRecord, text: str) -> bool:

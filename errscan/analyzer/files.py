@@ -279,6 +279,7 @@ def _wanted(
     A wanted file whose name is not UTF-8, or that names `.` or `..` (git refuses to
     check such a tree out; a crafted one holds it), is not read: it goes to `refused`.
     """
+    globs = (*filters.include, *filters.exclude)
     for record in records:
         meta, tab, raw_path = record.partition(b"\t")
         if not tab:
@@ -291,7 +292,8 @@ def _wanted(
         except UnicodeDecodeError:
             path, utf8 = raw_path.decode("utf-8", "backslashreplace"), False
         if hits is not None:
-            hits.update(g for g in (*filters.include, *filters.exclude) if matches(path, g))
+            # a glob is matched once: after that it is not tried again for the warning
+            hits.update(g for g in globs if g not in hits and matches(path, g))
         if not filters.wants(path):
             continue
         reason = _unsafe_name(path, utf8)

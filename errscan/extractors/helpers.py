@@ -23,6 +23,7 @@ import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from errscan.extractors import scope
 from errscan.extractors.source import OPAQUE
 
 _MAX_BASES = 8  # how far up a file's class bases a method is looked for
@@ -133,16 +134,11 @@ def _helper(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> Helpe
 
 def _leaves_early(body: Sequence[ast.stmt]) -> bool:
     """Whether a function body can end other than by its last raise: a return, a yield,
-    or a try (whose handler may swallow it)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.Return | ast.Yield | ast.YieldFrom | ast.Try | ast.With):
-            return True
-        stack.extend(ast.iter_child_nodes(node))
-    return False
+    or a try or with (whose handler or context manager may swallow it)."""
+    return any(isinstance(node, _LEAVES_EARLY) for node in scope.own_nodes(body))
+
+
+_LEAVES_EARLY = (ast.Return, ast.Yield, ast.YieldFrom, ast.Try, ast.With)
 
 
 def _assignments(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:

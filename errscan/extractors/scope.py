@@ -9,6 +9,7 @@ def outer():
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Sequence
 
 MODULE = "<module>"
 Scope = tuple[str, ...]
@@ -27,3 +28,15 @@ def qualname(scope: Scope) -> str:
     """The qualified name of the innermost function or class, or `<module>`."""
     names = scope[:-1] if scope and scope[-1] == "<locals>" else scope
     return ".".join(names) if names else MODULE
+
+
+def own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a function's body that run as its own code: those of nested
+    functions, classes and lambdas left out (an explicit stack, so no recursion)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

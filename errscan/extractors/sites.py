@@ -124,18 +124,13 @@ def _assigned_call(body: Sequence[ast.stmt], name: str) -> ast.expr | None:
     """The call a function assigns to `name`, where every assignment to it is one call
     of the same callee (and none is nested in another function); else None."""
     calls: list[ast.Call] = []
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
+    for node in scope.own_nodes(body):
         if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                 if not isinstance(node.value, ast.Call) or isinstance(node, ast.AugAssign):
                     return None
                 calls.append(node.value)
-        stack.extend(ast.iter_child_nodes(node))
     callees = {ast.unparse(call.func) for call in calls}
     return calls[0] if len(callees) == 1 else None
 

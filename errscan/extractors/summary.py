@@ -15,7 +15,7 @@ import ast
 import copy
 from collections.abc import Iterator, Sequence
 
-from errscan.extractors import bindings, message
+from errscan.extractors import bindings, message, scope
 from errscan.extractors.source import Source
 from errscan.models import ClassInfo, FileSummary, Import, MessagePart
 
@@ -105,9 +105,7 @@ def _init_template(
     cls: ast.ClassDef, src: Source, constants: bindings.Constants
 ) -> tuple[tuple[str, ...] | None, tuple[MessagePart, ...]]:
     """`__init__(self, a, b): super().__init__(f"... {a} ...")`: the parameters and template."""
-    init = next(
-        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
-    )
+    init = _method(cls, "__init__")
     if init is None:
         return None, ()
     params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
@@ -143,7 +141,7 @@ def _str_template(
     )
     if method is None:
         return None
-    returns = [node.value for node in _own_nodes(method.body) if isinstance(node, ast.Return)]
+    returns = [node.value for node in scope.own_nodes(method.body) if isinstance(node, ast.Return)]
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         return None
     init = next(
@@ -206,7 +204,7 @@ def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> st
     name = value.args[0].id
     lists = [
         node.value
-        for node in _own_nodes(method.body)
+        for node in scope.own_nodes(method.body)
         if isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
@@ -222,24 +220,11 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
 
-def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """The nodes of a function body, those of nested functions and classes left out."""
-    found: list[ast.AST] = []
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
-
-
 def _attributes(init: ast.FunctionDef, params: set[str]) -> dict[str, str]:
     """`self.X = param` or `self.X = str(param)` in __init__: X stands for the parameter
     (where any assignment of X is one: the others are other paths to the same text)."""
     found: dict[str, str] = {}
-    for node in _own_nodes(init.body):
+    for node in scope.own_nodes(init.body):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
@@ -254,28 +239,32 @@ def _attributes(init: ast.FunctionDef, params: set[str]) -> dict[str, str]:
     return found
 
 
+def _super_inits(init: ast.FunctionDef) -> Iterator[tuple[ast.Call, list[ast.expr]]]:
+    """Each super().__init__(...) call of an __init__, with its positional arguments
+    (`self` left out of `Base.__init__(self, ...)`)."""
+    for node in scope.own_nodes(init.body):
+        if isinstance(node, ast.Call) and _is_super_init(node):
+            yield node, node.args[1:] if _explicit_base(node) else node.args
+
+
 def _super_args(cls: ast.ClassDef, src: Source) -> tuple[tuple[str | None, str], ...]:
     """What __init__ passes to super().__init__ (self left out), as source text."""
     init = _method(cls, "__init__")
-    for node in _own_nodes(init.body) if init is not None else ():
-        if isinstance(node, ast.Call) and _is_super_init(node):
-            args = node.args[1:] if _explicit_base(node) else node.args
-            if any(isinstance(a, ast.Starred) for a in args) or any(
-                k.arg is None for k in node.keywords
-            ):
-                return ()
-            return (*((None, src.expression(a)) for a in args),
-                    *((k.arg, src.expression(k.value)) for k in node.keywords))  # fmt: skip
+    for call, args in _super_inits(init) if init is not None else ():
+        if any(isinstance(a, ast.Starred) for a in args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return ()
+        return (*((None, src.expression(a)) for a in args),
+                *((k.arg, src.expression(k.value)) for k in call.keywords))  # fmt: skip
     return ()
 
 
 def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
     """The parameter __init__ passes first to super().__init__, if one is."""
-    for node in _own_nodes(init.body):
-        if isinstance(node, ast.Call) and _is_super_init(node) and node.args:
-            first = node.args[1] if _explicit_base(node) and len(node.args) > 1 else node.args[0]
-            if isinstance(first, ast.Name) and first.id in params:
-                return first.id
+    for _, args in _super_inits(init):
+        if args and isinstance(args[0], ast.Name) and args[0].id in params:
+            return args[0].id
     return None
 
 

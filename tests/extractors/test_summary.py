@@ -12,9 +12,8 @@ def _messages(code: str) -> dict[int, tuple[str | None, tuple[str, ...]]]:
     return {r.line: (r.message, r.message_candidates) for r in found if r.kind == "raise"}
 
 
-def test_a_str_on_several_paths_gives_each_path_and_the_most_general() -> None:
-    found = _messages(
-        """
+# a class whose __str__ adds where the data was read, on one path of two
+_VALIDATION_ERROR = """
         class ValidationError(Exception):
             def __init__(self, cause, *, context=None):
                 self.context = context
@@ -24,7 +23,13 @@ def test_a_str_on_several_paths_gives_each_path_and_the_most_general() -> None:
                 if self.context:
                     return f"{self.message} in {self.context!r}"
                 return self.message
+"""  # indented as the tests' own code, and dedented with it
 
+
+def test_a_str_on_several_paths_gives_each_path_and_the_most_general() -> None:
+    found = _messages(
+        _VALIDATION_ERROR
+        + """
         def check(key, kind):
             raise ValidationError(f"Unexpected type {kind}", context=key)
         """
@@ -117,17 +122,8 @@ def test_a_str_joining_lines_that_start_with_the_message() -> None:
 
 def test_a_subclass_passing_its_message_on_to_a_base_str() -> None:
     found = _messages(
-        """
-        class ValidationError(Exception):
-            def __init__(self, cause, *, context=None):
-                self.context = context
-                self.message = str(cause)
-
-            def __str__(self):
-                if self.context:
-                    return f"{self.message} in {self.context!r}"
-                return self.message
-
+        _VALIDATION_ERROR
+        + """
         class RequiredKeyError(ValidationError):
             def __init__(self, key):
                 super().__init__("Missing required value", context=key)
