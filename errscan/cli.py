@@ -117,7 +117,7 @@ _DB = click.option(
 
 
 @click.group(cls=ErrscanGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(errscan.__version__, prog_name="errscan")
+@click.version_option(errscan.__version__, "--version", "-V", prog_name="errscan")
 def cli() -> None:
     """errscan: error records from a Git repository at a pinned commit."""
 

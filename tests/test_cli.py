@@ -56,6 +56,41 @@ def test_main_returns_exit_codes(basic_repo: Path, capsys: pytest.CaptureFixture
     assert main(["--version"]) == 0
 
 
+_LOADED = """
+import sys
+sys.argv = ["errscan", *sys.argv[1:]]
+from errscan.__main__ import main
+code = main()
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"errscan", "click", "git", "libcst"})
+print(code, *loaded)
+"""
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_loads_nothing_but_the_package(flag: str) -> None:
+    # what start-up costs is what it imports: --version answers before click or a stage
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, flag], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout == f"errscan, version {errscan.__version__}\n0 errscan errscan.__main__\n"
+    # through click too, as part of a longer command line
+    assert main([flag]) == 0
+
+
+def test_importing_errscan_loads_the_api_on_first_use() -> None:
+    import errscan.api
+
+    script = (
+        "import sys, errscan; before = 'errscan.api' in sys.modules; errscan.scan_options;"
+        "print(before, 'errscan.api' in sys.modules, sorted(set(errscan.__all__) - set(dir(errscan))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout == "False True []\n"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        errscan.nothing  # noqa: B018
+    assert all(getattr(errscan, name) is getattr(errscan.api, name) for name in errscan.api.__all__)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -126,12 +161,12 @@ def test_clone_that_needs_credentials_does_not_prompt(private_server: str) -> No
 def test_internal_error_is_one_line_and_exit_1(
     basic_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import errscan
+    import errscan.api
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(errscan, "scan", broken)
+    monkeypatch.setattr(errscan.api, "scan", broken)
     code, _out, err = run("extract", str(basic_repo))
     assert code == 1
     assert err == "errscan: internal error: RuntimeError: boom second line\n"

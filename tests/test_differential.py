@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import errscan
+import errscan.api
 from errscan.analyzer import cache as cache_stage
 from errscan.analyzer import scan
 from tests.support import ROOT, commit_all, git, many_errors_repo, wait_for_results, write
@@ -259,4 +260,4 @@ def test_a_sigkill_mid_scan(tmp_path: Path) -> None:
         fresh = _jsonl(str(repo), use_cache=False, context=1)
         assert _jsonl(str(repo), cache_dir=cache, context=1) == fresh
         _COMPARED["a SIGKILL mid-scan"] += 1
-    assert cache_stage.ResultCache.open(cache, errscan._BUILD, 1).info().entries >= 200
+    assert cache_stage.ResultCache.open(cache, errscan.api._BUILD, 1).info().entries >= 200

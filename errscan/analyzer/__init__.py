@@ -1,1 +1,1 @@
-"""The pipeline stages, one module each; errscan/__init__.py chains them."""
+"""The pipeline stages, one module each; errscan/api.py chains them."""

@@ -1,0 +1,850 @@
+"""The library API: chains the pipeline stages of `errscan/analyzer/` and hands records to
+the products that consume them. `errscan` re-exports every name of `__all__`."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
+
+from errscan import __version__, matching
+from errscan.analyzer import cache, files, link, output, replay, repo, state
+from errscan.analyzer import diff as diff_stage
+from errscan.analyzer import page as page_stage
+from errscan.analyzer import scan as scan_stage
+from errscan.analyzer import store as store_stage
+from errscan.analyzer.index import Index, ModuleTable
+from errscan.analyzer.related import features
+from errscan.errors import CacheError, ErrscanError, InputError, StoreError
+from errscan.matching import Match, TemplateIndex
+from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from errscan import enrichment as enrich_stage
+
+__all__ = [
+    "CacheError",
+    "ErrorRecord",
+    "ErrscanError",
+    "FileError",
+    "InputError",
+    "Match",
+    "Scan",
+    "ScanOptions",
+    "ScanResult",
+    "StoreError",
+    "TemplateIndex",
+    "cache_info",
+    "default_cache_dir",
+    "diff",
+    "enrich",
+    "enrichment_of",
+    "export",
+    "extract",
+    "extract_source",
+    "find_record",
+    "load_records",
+    "lookup",
+    "lookup_index",
+    "page",
+    "prune_cache",
+    "record_schema",
+    "records_of",
+    "scan",
+    "scan_options",
+    "store_scan",
+    "stored_records",
+    "stored_result",
+]
+
+Progress = Callable[[int, int], None]
+
+
+def _build_id() -> str:
+    """The version and a digest of errscan's own sources: cached results and outputs of
+    other code (an edited checkout under the same version) are never taken for ours."""
+    digest = hashlib.sha256(__version__.encode())
+    for source in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+def _libcst_version() -> str:
+    """LibCST's installed version, read from its metadata folder without importing it
+    (it rewrites files in syntax newer than this Python, so it shapes their records)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or spec.origin is None:
+        return "libcst-none"
+    site = Path(spec.origin).resolve().parent.parent
+    found = sorted(p.name for p in site.glob("libcst-*.dist-info"))
+    return found[-1] if found else "libcst-unknown"
+
+
+# What besides the repository and the options decides the output: errscan's own code, the
+# interpreter (its `ast`, `ast.unparse`, float sums) and LibCST. Every cache key holds it.
+_BUILD = (
+    f"{_build_id()}|{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+    f"|{_libcst_version()}"
+)
+
+
+def default_cache_dir() -> Path:
+    """ERRSCAN_CACHE_DIR, else the user cache dir (XDG_CACHE_HOME or ~/.cache) / errscan."""
+    explicit = os.environ.get("ERRSCAN_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "errscan"
+
+
+class Scan:
+    """One scan under way: records stream out in (file, line, col) order as files are done.
+
+    `repo`, `commit` and `files` are known at once; `file_errors` and `stats` are
+    complete once the records have been iterated to the end. A file the last scan of
+    this repository (with these options) saw as it is now, and whose records nothing
+    changed reaches, gives back the records kept then, without linking or ranking.
+    """
+
+    def __init__(self, commit: repo.Commit, entries: files.Listing, opts: _Options) -> None:
+        self.repo = commit.repo
+        self.commit = commit.sha
+        self.files = len(entries)
+        self.file_errors: list[FileError] = list(entries.refused)
+        self.sites = 0
+        self.use_cache = opts.use_cache
+        self.cache_root = opts.cache_root
+        self._source = commit
+        self._entries = entries
+        self._opts = opts
+        self._iterated = False
+        wanted = opts.filters
+        self._lineage = state.lineage(
+            [commit.repo, commit.web, wanted.include_tests, list(wanted.include),
+             list(wanted.exclude), wanted.include_vendored, opts.context, _BUILD]
+        )  # fmt: skip
+
+    @property
+    def stats(self) -> ScanStats:
+        return ScanStats(
+            files=self.files,
+            sites=self.sites,
+            file_errors=len(self.file_errors),
+            seconds=time.perf_counter() - self._opts.started,
+        )
+
+    def close(self) -> None:
+        """Let go of the file list, for a scan that will not be iterated (iterating to
+        the end, or stopping early, lets go of it too)."""
+        self._entries.close()
+
+    def __enter__(self) -> Scan:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def commit_date(self) -> str | None:
+        """The commit's date (ISO 8601), read from the repository at hand."""
+        return repo.commit_date(self._source)
+
+    def replay_key(self, fmt: str) -> str:
+        """What decides this scan's output in format `fmt`: the key of a stored output."""
+        opts = self._opts
+        where = (self.commit, self.repo, self._source.web)
+        return replay.key(*where, opts.filters, opts.context, opts.kinds, _BUILD, fmt)
+
+    def __iter__(self) -> Iterator[ErrorRecord]:
+        for done in self._files():
+            if done.records is not None:
+                yield from done.records
+            elif done.block:
+                for line in done.block.split("\n")[:-1]:  # JSON escapes every newline
+                    yield ErrorRecord.from_dict(json.loads(line))
+
+    def jsonl_blocks(self) -> Iterator[str]:
+        """The records as jsonl, a file's worth of lines at a time (what iterating gives)."""
+        for done in self._files():
+            yield done.block
+
+    def _files(self) -> Iterator[_Done]:
+        if self._iterated:
+            raise RuntimeError("a Scan's records can be iterated once; call scan() again")
+        self._iterated = True
+        opts = self._opts
+        read = functools.partial(files.read_files, self._source.git())
+        with (
+            contextlib.closing(self._entries) as entries,
+            _result_store(opts) as results,
+            _kept_state(opts, self._lineage) as kept,
+        ):
+            jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
+
+            def register(path: str, sha: str, classes: list[str], factories: list[str]) -> None:
+                kept.stage(path, sha, state.names_text(classes, factories))
+
+            scanner = scan_stage.prepare(
+                read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
+                register,
+            )  # fmt: skip
+            with scanner:
+                yield from self._relink(read, results, kept, scanner)
+            kept.finish(self.commit)
+
+    def _relink(
+        self,
+        read: scan_stage.Reader,
+        results: cache.ResultCache,
+        kept: state.State,
+        scanner: scan_stage.Scanner,
+    ) -> Iterator[_Done]:
+        """Second pass: the whole-scan work, then each file's records in path order,
+        linked anew or as kept."""
+        opts = self._opts
+        entries = self._entries
+        # made after the first pass: the pool's workers, forked there, need no index
+        modules = ModuleTable(entries)
+        repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
+        index = Index(modules, repair.summary, kept.defined)
+        plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
+        kept.ranking.remove(plan.removed)
+        kept.forget(plan.removed)
+        todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
+        for path, ranked in scan_stage.features(todo, results, self.repo, repair):
+            kept.ranking.add(path, ranked)
+        kept.ranking.settle()
+        if not plan.relink_all:
+            kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
+        # ranked in the pool while this process links: a file's lists are written before
+        # it is linked, and a file whose lists changed is linked again
+        # with a pool, the workers read most groups from a copy of the tables
+        scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
+        ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
+
+        def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
+            marks = None if plan.relink_all else kept.redone(entries.paths())
+            for entry in entries:
+                marked = True if marks is None else next(marks)
+                yield entry, ranking.through(entry.path) or marked
+
+        decided, ahead = itertools.tee(relinked())  # linked ahead reads a chunk ahead
+        linked = scan_stage.stored((entry for entry, redo in ahead if redo), results, repair)
+        for entry, redo in decided:
+            if redo:
+                done = self._link(entry, next(linked), index, kept)
+            else:
+                found = kept.kept(entry.path)
+                block = state.unmark_commit(found.block, self.commit)
+                done = _Done(None, block, found.count, found.error)
+            if self._opts.kinds:
+                done = _only(done, self._opts.kinds)
+            self.sites += done.count
+            if done.error is not None:
+                self.file_errors.append(done.error)
+            yield done
+        ranking.finish()
+
+    def _link(
+        self,
+        entry: files.BlobEntry,
+        result: FileResult,
+        index: Index,
+        kept: state.State,
+    ) -> _Done:
+        """A file's records made anew, and kept for the next scan."""
+        lists = kept.ranking.lists(entry.path)
+        with index.reads() as deps:
+            records = link.link(
+                result.sites,
+                self.repo,
+                self.commit,
+                self._source.url,
+                index,
+                lambda record_id: lists.get(record_id, ()),
+            )
+        block = output.jsonl_block(records)
+        marked = state.mark_commit(block, self.commit, self._source.web)
+        kept.keep(entry, sorted(deps), marked, len(records), result.error)
+        return _Done(records, block, len(records), result.error)
+
+
+def _only(done: _Done, kinds: tuple[str, ...]) -> _Done:
+    """A file's records of `kinds` only (what was kept for the next scan stays whole)."""
+    if done.records is not None:
+        records = [r for r in done.records if r.kind in kinds]
+        return _Done(records, output.jsonl_block(records), len(records), done.error)
+    lines = [line for line in done.block.split("\n")[:-1] if json.loads(line)["kind"] in kinds]
+    return _Done(None, "".join(line + "\n" for line in lines), len(lines), done.error)
+
+
+class _Ranking:
+    """The related-errors ranking's progress through the scan's paths, in order."""
+
+    def __init__(self, groups: Iterator[tuple[list[str], list[str]]]) -> None:
+        """`groups`: Ranking.ranked's, each a few files ranked and written."""
+        self._groups = groups
+        self._next = next(groups, None)
+        self._changed: set[str] = set()  # of the groups ranked, files not yet passed
+
+    def through(self, path: str) -> bool:
+        """Rank every group of files up to `path`: whether a list of `path`'s records
+        changed."""
+        while self._next is not None and self._next[0][0] <= path:
+            self._changed.update(self._next[1])
+            self._next = next(self._groups, None)
+        if path in self._changed:
+            self._changed.remove(path)
+            return True
+        return False
+
+    def finish(self) -> None:
+        """Rank the groups left, so that every list is written before the state is
+        committed (none are left: every ranked file is a file of the scan, passed)."""
+        while self._next is not None:
+            self._next = next(self._groups, None)
+
+
+@dataclass(frozen=True)
+class _Done:
+    """One file's records: made now (records), or kept from the last scan (block only)."""
+
+    records: list[ErrorRecord] | None
+    block: str
+    count: int
+    error: FileError | None
+
+
+@dataclass(frozen=True)
+class _Options:
+    filters: files.Filters
+    context: int
+    cache_root: Path
+    jobs: int | None
+    file_timeout: float | None
+    use_cache: bool
+    progress: Progress | None
+    started: float
+    kinds: tuple[str, ...] = ()  # the record kinds kept; () keeps all
+
+
+KINDS = ("raise", "reraise", "assert", "exit", "warning")
+
+
+def scan(
+    target: str,
+    *,
+    include_tests: bool = False,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    context: int = 15,
+    cache_dir: str | Path | None = None,
+    repo_name: str | None = None,
+    jobs: int | None = None,
+    file_timeout: float | None = 60.0,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+    include_vendored: bool = False,
+    warn: Callable[[str], None] | None = None,
+    kinds: Sequence[str] = (),
+) -> Scan:
+    """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
+
+    Files whose blob was extracted before (in any repository) come from the result
+    cache; the rest are parsed in `jobs` processes (default: the number of CPUs), each
+    given `file_timeout` seconds before it becomes a file error. Vendored code
+    (`_vendor/`, `vendor/`, `third_party/`, `extern/`) is left out unless
+    `include_vendored`; `warn` is told of each --include/--exclude glob that takes no file.
+    `kinds` keeps records of those kinds only (KINDS; all by default).
+    Raises InputError for bad input (unknown path or revision, network failure).
+    """
+    started = time.perf_counter()
+    if context < 0:
+        raise InputError(f"context must be 0 or more lines, not {context}")
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
+    cache_root = _cache_root(cache_dir)
+    commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
+    wanted = files.Filters(include_tests, tuple(include), tuple(exclude), include_vendored)
+    entries = files.list_files(commit.git(), commit.sha, wanted)
+    if warn is not None:
+        for glob in entries.unmatched:
+            kind = "--include" if glob in wanted.include else "--exclude"
+            warn(f"{kind} {glob!r} matches no file at {commit.sha[:12]}")
+    opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started,
+                    tuple(sorted(set(kinds))))  # fmt: skip
+    return Scan(commit, entries, opts)
+
+
+class ScanOptions(TypedDict, total=False):
+    """What `scan` takes besides the target, as `extract` and `export` take it too."""
+
+    include_tests: bool
+    include: Sequence[str]
+    exclude: Sequence[str]
+    context: int
+    cache_dir: str | Path | None
+    repo_name: str | None
+    jobs: int | None
+    file_timeout: float | None
+    use_cache: bool
+    progress: Progress | None
+    include_vendored: bool
+    warn: Callable[[str], None] | None
+    kinds: Sequence[str]
+
+
+def extract(target: str, **options: Unpack[ScanOptions]) -> ScanResult:
+    """Scan REPO@REV and return every record at once; the options are those of `scan`."""
+    running = scan(target, **options)
+    records = tuple(running)
+    return ScanResult(
+        repo=running.repo,
+        commit=running.commit,
+        errscan_version=__version__,
+        records=records,
+        file_errors=tuple(running.file_errors),
+        stats=running.stats,
+    )
+
+
+def export(
+    target: str,
+    fmt: str,
+    path: Path | None = None,
+    stream: TextIO | None = None,
+    **options: Unpack[ScanOptions],
+) -> ScanStats:
+    """Scan REPO@REV and write it as `fmt` to `path` (atomically) or `stream` (stdout).
+
+    A rescan of a commit with the same options replays the output stored the first
+    time (unless use_cache=False). The options are those of `scan`.
+    """
+    out = stream if stream is not None else sys.stdout
+    running = scan(target, **options)
+    if not running.use_cache:
+        output.write(running, fmt, path, out, __version__)
+        return running.stats
+    store = replay.Replay(running.cache_root)
+    entry = running.replay_key(fmt)
+    hit = store.load(entry)
+    if hit is not None:
+        running.close()
+        text_path, stats = hit
+        output.write_chunks(store.chunks(text_path), path, out)
+        return dataclasses.replace(stats, seconds=running.stats.seconds)
+    with store.recorder(entry) as recorder:
+        output.write_chunks(recorder.tee(output.render(running, fmt, __version__)), path, out)
+        if not any(error.transient for error in running.file_errors):
+            recorder.stats = running.stats  # an output with a time-out is not kept
+    replay.prune(store, replay.DEFAULT_MAX_BYTES)
+    return running.stats
+
+
+@contextlib.contextmanager
+def _kept_state(opts: _Options, lineage: str) -> Iterator[state.State]:
+    """The last scan's state for this lineage, or with use_cache=False a private one."""
+    kept = state.State.open(opts.cache_root, lineage) if opts.use_cache else state.State.private()
+    try:
+        yield kept
+    finally:
+        kept.close()
+    if opts.use_cache:
+        state.prune(opts.cache_root, cache.DEFAULT_MAX_BYTES // 4)
+
+
+@contextlib.contextmanager
+def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
+    """The result cache, or with use_cache=False an in-memory one for this scan alone."""
+    if opts.use_cache:
+        results = cache.ResultCache.open(opts.cache_root, _BUILD, opts.context)
+    else:
+        results = cache.ResultCache.in_memory(_BUILD, opts.context)
+    try:
+        yield results
+        if opts.use_cache and results.added:
+            results.prune(cache.DEFAULT_MAX_BYTES)
+    finally:
+        results.close()
+
+
+def scan_options(**options: Any) -> str:
+    """The options that shape records, as the store keys a scan by them."""
+    shaping = ("include_tests", "include", "exclude", "context", "repo_name", "include_vendored",
+               "kinds")  # fmt: skip
+    defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15,
+                "include_vendored": False, "kinds": ()}  # fmt: skip
+    chosen = {k: options.get(k, defaults.get(k)) for k in shaping}
+    return json.dumps({k: list(v) if isinstance(v, tuple | list) else v
+                       for k, v in chosen.items()}, sort_keys=True)  # fmt: skip
+
+
+def store_scan(
+    result: ScanResult, db: str | Path | None = None, **options: Any
+) -> store_stage.StoredScan:
+    """Keep a scan in the store (one transaction; the same scan again is a no-op)."""
+    store = store_stage.Store.open(db)
+    try:
+        return store.save(result, scan_options(**options), _commit_date(result, options))
+    finally:
+        store.close()
+
+
+def _commit_date(result: ScanResult, options: dict[str, Any]) -> str | None:
+    """The commit's date, where the repository is at hand (a local path or the clone cache)."""
+    try:
+        where = repo.parse_target(str(options.get("target", ""))).repo
+        target = repo.Target(where, result.commit)  # the sha: no network, whatever REV was
+        return repo.commit_date(repo.resolve(target, _cache_root(options.get("cache_dir"))))
+    except InputError:
+        return None
+
+
+def stored_result(target: str, db: str | Path | None = None, **options: Any) -> ScanResult:
+    """The stored scan of REPO@REV (the REV resolved to its commit first)."""
+    parsed = repo.parse_target(target)
+    offline = _stored_offline(parsed, db, options.get("repo_name"))
+    if offline is not None:
+        return offline
+    cache = _cache_root(options.get("cache_dir"))
+    commit = repo.resolve(parsed, cache, options.get("repo_name"))
+    try:
+        store = store_stage.Store.open(db, create=False)
+    except InputError as missing:
+        if "no store at" not in str(missing):
+            raise
+        raise InputError(f"no stored scan of {commit.repo} at {commit.sha[:12]}") from None
+    try:
+        found = store.for_commit(commit.repo, commit.sha)
+        if found is None:  # stored under another name (--repo-name): the commit decides
+            named = [s for s in store.scans() if s.commit == commit.sha]
+            found = named[-1] if len({s.repo for s in named}) == 1 else None
+        if found is None:
+            raise InputError(f"no stored scan of {commit.repo} at {commit.sha[:12]}")
+        return store.result(found)
+    finally:
+        store.close()
+
+
+def _stored_offline(
+    target: repo.Target, db: str | Path | None, name: str | None
+) -> ScanResult | None:
+    """The stored scan of a remote REPO@FULLSHA, found without asking the network (what
+    `track` stored is exported by its sha, offline); None where that cannot be said."""
+    rev = (target.rev or "").lower()
+    if len(rev) != 40 or repo.HEX.fullmatch(rev) is None or repo.is_local(target.repo):
+        return None
+    try:
+        store = store_stage.Store.open(db, create=False)
+    except InputError:
+        return None
+    try:
+        found = store.for_commit(repo.display_name(name or target.repo)[0], rev)
+        return store.result(found) if found is not None else None
+    finally:
+        store.close()
+
+
+def diff(old: str, new: str, db: str | Path | None = None, **options: Any) -> diff_stage.Diff:
+    """What changed between two scans: two files errscan wrote, or REPO@A and a rev B of
+    the same repository (each side read from the store, else scanned now)."""
+    if Path(old).is_file() and Path(new).is_file():
+        before, after = load_records(old), load_records(new)
+        old_commit = before[0].commit if before else ""
+        new_commit = after[0].commit if after else ""
+        return diff_stage.diff(before, after, old_commit, new_commit)
+    target = repo.parse_target(old)
+    sides = []
+    for rev in (target.rev or "HEAD", new):
+        where = f"{target.repo}@{rev}"
+        try:
+            sides.append(stored_result(where, db, **options))
+        except InputError as missing:
+            if "no stored scan" not in str(missing):
+                raise
+            sides.append(extract(where, **options))
+    return diff_stage.diff(sides[0].records, sides[1].records, sides[0].commit, sides[1].commit)
+
+
+def load_records(path: str | Path) -> list[ErrorRecord]:
+    """Records from a file errscan wrote: jsonl (file-error lines skipped) or json."""
+    return _records_in(_read(path), path)
+
+
+def _read(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _records_in(data: bytes, path: str | Path) -> list[ErrorRecord]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not errscan output: {path}: not UTF-8 ({exc.reason})") from exc
+    try:
+        if text.lstrip().startswith("{") and '"records"' in text[:4096] and "\n{" not in text:
+            rows = json.loads(text)["records"]
+        else:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [ErrorRecord.from_dict(row) for row in rows if "id" in row]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"not errscan output: {path}: {exc}") from exc
+
+
+def find_record(record_id: str, records: Sequence[ErrorRecord]) -> ErrorRecord:
+    """The record with this id, or the only one whose id starts with it."""
+    found = [r for r in records if r.id == record_id] or [
+        r for r in records if r.id.startswith(record_id.lower())
+    ]
+    if len(found) != 1 or len(record_id) < 4:
+        reason = "no record" if not found else "several records"
+        raise InputError(f"{reason} with id {record_id!r}")
+    return found[0]
+
+
+def page(
+    record: ErrorRecord,
+    records: Sequence[ErrorRecord],
+    fmt: str = "markdown",
+    enrichment: store_stage.StoredEnrichment | None = None,
+) -> str:
+    """The record as a knowledge-base page: Markdown, standalone HTML, or JSON (the
+    record, its related records' ids and messages, and the enrichment where one is
+    stored); with an enrichment of its facts, its three sections marked AI-assisted."""
+    by_id = {r.id: r for r in records}
+    if fmt == "json":
+        data: dict[str, Any] = {
+            "record": record.to_dict(),
+            "related": [
+                {"id": r.id, "exception": r.exception, "message": r.message, "file": r.file,
+                 "line": r.line}
+                for r in (by_id.get(i) for i in record.related) if r is not None
+            ],
+            "enrichment": None if enrichment is None else {
+                "model": enrichment.model, "prompt": enrichment.prompt, **enrichment.answer
+            },
+        }  # fmt: skip
+        return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    if fmt == "html":
+        return page_stage.html_page(record, by_id.get, enrichment)
+    return page_stage.markdown(record, by_id.get, enrichment)
+
+
+def enrichment_of(
+    record: ErrorRecord, records: Sequence[ErrorRecord], db: str | Path | None = None
+) -> store_stage.StoredEnrichment | None:
+    """The stored enrichment of the record's current facts (by any model), if any."""
+    from errscan.enrichment import digest, facts
+
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        return None
+    by_id = {r.id: r for r in records}
+    store = store_stage.Store.open(path, create=False)
+    try:
+        return store.enrichment(record.id, digest(facts(record, by_id.get)))
+    finally:
+        store.close()
+
+
+def stored_records(targets: Sequence[str] = (), db: str | Path | None = None) -> list[ErrorRecord]:
+    """The records of stored scans: of each REPO@REV, or of the latest scan of each
+    REPO (a name as stored), or with no target, the latest scan of every repository."""
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        raise InputError(f"no store at {path}")
+    records: list[ErrorRecord] = []
+    for target in targets:
+        if "@" in target:
+            records += stored_result(target, path).records
+            continue
+        store = store_stage.Store.open(path, create=False)
+        try:
+            latest = store.latest(target)
+            if latest is None:
+                raise InputError(f"no stored scan of {target}")
+            records += store.records(latest)
+        finally:
+            store.close()
+    if not targets:
+        store = store_stage.Store.open(path, create=False)
+        try:
+            records = list(store.all_records())
+        finally:
+            store.close()
+    return records
+
+
+def enrich(
+    endpoint: enrich_stage.Endpoint,
+    targets: Sequence[str] = (),
+    *,
+    db: str | Path | None = None,
+    concurrency: int = 4,
+    limit: int | None = None,
+    force: bool = False,
+    progress: Callable[[enrich_stage.Summary], None] | None = None,
+    summary: enrich_stage.Summary | None = None,
+) -> enrich_stage.Summary:
+    """Ask `endpoint`'s model for the prose of every record of the stored scans (see
+    stored_records) that has none for its current facts; store each answer as it comes.
+    A Ctrl-C returns the summary so far (`interrupted`); a later call resumes."""
+    from errscan import enrichment as enrich_stage
+
+    records = stored_records(targets, db)
+    store = store_stage.Store.open(db, create=False)
+    try:
+        jobs, skipped = enrich_stage.plan(records, store, endpoint.model, force)
+        summary = summary if summary is not None else enrich_stage.Summary()
+        summary.skipped = skipped
+        chosen = jobs[:limit] if limit is not None else jobs
+        return enrich_stage.run(chosen, endpoint, store, concurrency, progress, summary)
+    finally:
+        store.close()
+
+
+def lookup(text: str, records: Sequence[ErrorRecord]) -> list[matching.Match]:
+    """The records that could have produced a message, `Type: message` or traceback."""
+    return matching.lookup(text, records)
+
+
+def records_of(
+    *,
+    source: str | Path | None = None,
+    target: str | None = None,
+    db: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+) -> tuple[list[ErrorRecord], str]:
+    """The records of a file errscan wrote (`source`), of a scan of REPO@REV (`target`), or
+    else of the latest stored scan of each repository in the store `db`; and a key that
+    names them (for lookup_index), a digest of what decides them."""
+    if source is not None and target is not None:
+        raise InputError("give the records with --from FILE or --scan REPO@REV")
+    if source is not None:
+        data = _read(source)  # read once: parsed, and digested for the index's key
+        key = replay.key("from", hashlib.sha256(data).hexdigest(), _BUILD)
+        return _records_in(data, source), key
+    if target is not None:
+        running = scan(target, cache_dir=cache_dir)
+        return list(running), running.replay_key("records")
+    path = Path(db) if db is not None else store_stage.default_path()
+    if not path.exists():
+        raise InputError(f"no store at {path}: give --from FILE or --scan REPO@REV, or --db PATH")
+    store = store_stage.Store.open(path, create=False)
+    try:
+        latest = store.latest_scans()
+        records = [record for found in latest for record in store.records(found)]
+    finally:
+        store.close()
+    scans = [(found.id, found.repo, found.commit, found.scanned_at) for found in latest]
+    return records, replay.key("store", path.resolve(), scans, _BUILD)
+
+
+def lookup_index(
+    records: Sequence[ErrorRecord], key: str | None = None, cache_dir: str | Path | None = None
+) -> matching.TemplateIndex:
+    """The records compiled for many lookups (`index.lookup(text)`); with the `key` that
+    records_of gave them, the compiled tables are kept in the cache and reused."""
+    if key is None:
+        return matching.TemplateIndex(records)
+    return matching.CompiledIndexes(_cache_root(cache_dir)).index(records, key)
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a record as errscan writes it."""
+    from importlib import resources
+
+    text = (resources.files("errscan") / "record.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
+    """Where the cache is, and what it holds: per-file results and stored outputs."""
+    root = _cache_root(cache_dir)
+    if (root / "results.sqlite").exists():
+        results = cache.ResultCache.open(root, __version__, 0)
+        try:
+            info = results.info()
+        finally:
+            results.close()
+    else:  # nothing cached yet: said without making the cache
+        info = cache.CacheInfo(str(root / "results.sqlite"), 0, 0)
+    outputs, output_bytes = replay.usage(replay.Replay(root))
+    states, state_bytes = state.usage(root)
+    indexes, index_bytes = matching.CompiledIndexes(root).usage()
+    return dataclasses.replace(
+        info,
+        outputs=outputs,
+        output_bytes=output_bytes,
+        states=states,
+        state_bytes=state_bytes,
+        indexes=indexes,
+        index_bytes=index_bytes,
+    )
+
+
+def prune_cache(
+    cache_dir: str | Path | None = None, max_bytes: int = cache.DEFAULT_MAX_BYTES
+) -> tuple[int, cache.CacheInfo]:
+    """Drop least recently used entries until `max_bytes` remain: compiled lookup
+    indexes, stored outputs, then scan states (all cheap to make again from the
+    results): how many, and what is left."""
+    root = _cache_root(cache_dir)
+    results = cache.ResultCache.open(root, __version__, 0)
+    try:
+        held = results.info().bytes
+        _, state_bytes = state.usage(root)
+        _, output_bytes = replay.usage(replay.Replay(root))
+        indexes = matching.CompiledIndexes(root)
+        dropped = indexes.prune(max(0, max_bytes - held - state_bytes - output_bytes))
+        index_bytes = indexes.usage()[1]
+        budget = max(0, max_bytes - held - state_bytes - index_bytes)
+        pruned, kept = replay.prune(replay.Replay(root), budget)
+        dropped += pruned
+        dropped += state.prune(root, max(0, max_bytes - held - kept - index_bytes))
+        dropped += results.prune(max(0, max_bytes - kept - index_bytes - state.usage(root)[1]))
+    finally:
+        results.close()
+    return dropped, cache_info(root)
+
+
+def _cache_root(cache_dir: str | Path | None) -> Path:
+    return Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+
+
+def extract_source(
+    code: str | bytes, path: str = "mod.py", *, context: int = 15
+) -> list[ErrorRecord]:
+    """The records of one file's source; a file that does not parse gives no records."""
+    result = scan_stage.scan_file(path, code, context)
+    index = Index.of({path: result.summary})
+    ordered = sorted(result.sites, key=lambda site: (site.line, site.col))
+    site_ids = link.ids("", path, (link.key_fields(site) for site in ordered))
+    kept = state.State.private()
+    try:
+        kept.ranking.add(path, [(i, features(s)) for i, s in zip(site_ids, ordered, strict=True)])
+        kept.ranking.settle()
+        kept.ranking.rank()
+        lists = kept.ranking.lists(path)
+    finally:
+        kept.close()
+    related = lambda record_id: lists.get(record_id, ())  # noqa: E731
+    return link.link(result.sites, "", "", lambda _file, _line: None, index, related)
