@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__, matching
+from errscan import __version__, config, matching
 from errscan.analyzer import cache, files, link, output, replay, repo, state
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import page as page_stage
@@ -133,11 +133,9 @@ class Scan:
         self._entries = entries
         self._opts = opts
         self._iterated = False
-        wanted = opts.filters
         self._lineage = state.lineage(
-            [commit.repo, commit.web, wanted.include_tests, list(wanted.include),
-             list(wanted.exclude), wanted.include_vendored, opts.context, _BUILD]
-        )  # fmt: skip
+            [commit.repo, commit.web, repr(opts.filters), opts.context, _BUILD]
+        )
 
     @property
     def stats(self) -> ScanStats:
@@ -345,68 +343,105 @@ class _Options:
 KINDS = ("raise", "reraise", "assert", "exit", "warning")
 
 
+# what a scan takes when neither an argument nor the scanned repository's config says
+DEFAULTS: dict[str, Any] = {
+    "include_tests": False,
+    "include": (),
+    "exclude": (),
+    "include_vendored": False,
+    "test_paths": (),
+    "kinds": (),
+    "context": 15,
+}
+
+
 def scan(
     target: str,
     *,
-    include_tests: bool = False,
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    context: int = 15,
+    include_tests: bool | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    context: int | None = None,
     cache_dir: str | Path | None = None,
     repo_name: str | None = None,
     jobs: int | None = None,
     file_timeout: float | None = 60.0,
     use_cache: bool = True,
     progress: Progress | None = None,
-    include_vendored: bool = False,
+    include_vendored: bool | None = None,
     warn: Callable[[str], None] | None = None,
-    kinds: Sequence[str] = (),
+    kinds: Sequence[str] | None = None,
+    test_paths: Sequence[str] | None = None,
+    repo_config: bool = True,
 ) -> Scan:
     """Start scanning REPO@REV: resolve the commit and list its files; iterate for records.
 
     Files whose blob was extracted before (in any repository) come from the result
     cache; the rest are parsed in `jobs` processes (default: the number of CPUs), each
-    given `file_timeout` seconds before it becomes a file error. Vendored code
-    (`_vendor/`, `vendor/`, `third_party/`, `extern/`) is left out unless
-    `include_vendored`; `warn` is told of each --include/--exclude glob that takes no file.
+    given `file_timeout` seconds before it becomes a file error. Test code (`tests/`,
+    `test_*.py`, ..., `test_paths` globs) and vendored code (`_vendor/`, `vendor/`,
+    `third_party/`, `extern/`) are left out unless `include_tests`/`include_vendored`;
+    `warn` is told of each --include/--exclude glob that takes no file.
     `kinds` keeps records of those kinds only (KINDS; all by default).
+
+    An option left None takes the value of the scanned repository's `[tool.errscan]`
+    (unless `repo_config` is False), else DEFAULTS'; the repository's pytest settings
+    (`testpaths`, `python_files`) tell test code too. What its configuration holds that
+    errscan cannot read is one warning. The user's own configuration file is the
+    caller's to read (`errscan.config.discover()`; the command line does).
     Raises InputError for bad input (unknown path or revision, network failure).
     """
     started = time.perf_counter()
-    if context < 0:
-        raise InputError(f"context must be 0 or more lines, not {context}")
-    unknown = sorted(set(kinds) - set(KINDS))
-    if unknown:
-        raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
     cache_root = _cache_root(cache_dir)
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
-    wanted = files.Filters(include_tests, tuple(include), tuple(exclude), include_vendored)
+    found = config.RepoConfig({})
+    if repo_config:
+        found = config.repo_config(files.root_files(commit.git(), commit.sha, config.REPO_FILES))
+        if found.warning and warn is not None:
+            warn(found.warning)
+    given: dict[str, Any] = {"include_tests": include_tests, "include": include, "exclude": exclude,
+             "include_vendored": include_vendored, "test_paths": test_paths, "kinds": kinds,
+             "context": context}  # fmt: skip
+    chosen: dict[str, Any] = {key: found.options.get(key, DEFAULTS[key]) if value is None else value
+              for key, value in given.items()}  # fmt: skip
+    if chosen["context"] < 0:
+        raise InputError(f"context must be 0 or more lines, not {chosen['context']}")
+    unknown = sorted(set(chosen["kinds"]) - set(KINDS))
+    if unknown:
+        raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
+    wanted = files.Filters(
+        chosen["include_tests"], tuple(chosen["include"]), tuple(chosen["exclude"]),
+        chosen["include_vendored"], tuple(chosen["test_paths"]), found.test_paths,
+        files.pytest_files(found.test_files),
+    )  # fmt: skip
     entries = files.list_files(commit.git(), commit.sha, wanted)
     if warn is not None:
         for glob in entries.unmatched:
             kind = "--include" if glob in wanted.include else "--exclude"
             warn(f"{kind} {glob!r} matches no file at {commit.sha[:12]}")
-    opts = _Options(wanted, context, cache_root, jobs, file_timeout, use_cache, progress, started,
-                    tuple(sorted(set(kinds))))  # fmt: skip
+    opts = _Options(wanted, chosen["context"], cache_root, jobs, file_timeout, use_cache,
+                    progress, started, tuple(sorted(set(chosen["kinds"]))))  # fmt: skip
     return Scan(commit, entries, opts)
 
 
 class ScanOptions(TypedDict, total=False):
     """What `scan` takes besides the target, as `extract` and `export` take it too."""
 
-    include_tests: bool
-    include: Sequence[str]
-    exclude: Sequence[str]
-    context: int
+    include_tests: bool | None
+    include: Sequence[str] | None
+    exclude: Sequence[str] | None
+    context: int | None
     cache_dir: str | Path | None
     repo_name: str | None
     jobs: int | None
     file_timeout: float | None
     use_cache: bool
     progress: Progress | None
-    include_vendored: bool
+    include_vendored: bool | None
     warn: Callable[[str], None] | None
-    kinds: Sequence[str]
+    kinds: Sequence[str] | None
+    test_paths: Sequence[str] | None
+    repo_config: bool
 
 
 def extract(target: str, **options: Unpack[ScanOptions]) -> ScanResult:
@@ -484,12 +519,11 @@ def _result_store(opts: _Options) -> Iterator[cache.ResultCache]:
 
 
 def scan_options(**options: Any) -> str:
-    """The options that shape records, as the store keys a scan by them."""
-    shaping = ("include_tests", "include", "exclude", "context", "repo_name", "include_vendored",
-               "kinds")  # fmt: skip
-    defaults = {"include_tests": False, "include": (), "exclude": (), "context": 15,
-                "include_vendored": False, "kinds": ()}  # fmt: skip
-    chosen = {k: options.get(k, defaults.get(k)) for k in shaping}
+    """The options that shape records, as the store keys a scan by them: as asked, an
+    option not given as null (the scanned commit's config decides it, and the commit is
+    in the key too), and whether the scanned repository's config was read."""
+    chosen: dict[str, Any] = {k: options.get(k) for k in (*DEFAULTS, "repo_name")}
+    chosen["repo_config"] = options.get("repo_config", True)
     return json.dumps({k: list(v) if isinstance(v, tuple | list) else v
                        for k, v in chosen.items()}, sort_keys=True)  # fmt: skip
 
@@ -730,11 +764,12 @@ def records_of(
     source: str | Path | None = None,
     target: str | None = None,
     db: str | Path | None = None,
-    cache_dir: str | Path | None = None,
+    **options: Unpack[ScanOptions],
 ) -> tuple[list[ErrorRecord], str]:
-    """The records of a file errscan wrote (`source`), of a scan of REPO@REV (`target`), or
-    else of the latest stored scan of each repository in the store `db`; and a key that
-    names them (for lookup_index), a digest of what decides them."""
+    """The records of a file errscan wrote (`source`), of a scan of REPO@REV (`target`,
+    with `options` as scan takes them), or else of the latest stored scan of each
+    repository in the store `db`; and a key that names them (for lookup_index), a digest
+    of what decides them."""
     if source is not None and target is not None:
         raise InputError("give the records with --from FILE or --scan REPO@REV")
     if source is not None:
@@ -742,7 +777,7 @@ def records_of(
         key = replay.key("from", hashlib.sha256(data).hexdigest(), _BUILD)
         return _records_in(data, source), key
     if target is not None:
-        running = scan(target, cache_dir=cache_dir)
+        running = scan(target, **options)
         return list(running), running.replay_key("records")
     path = Path(db) if db is not None else store_stage.default_path()
     if not path.exists():

@@ -34,13 +34,8 @@ from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
 from errscan.models import FileError, ScanStats
 
-_DEFAULTS: dict[str, Any] = {
-    "include_tests": False,
-    "include": (),
-    "exclude": (),
-    "context": 15,
-    "repo_name": None,
-}
+# options a list's line leaves to the scanned repository's configuration and the defaults
+_DEFAULTS: dict[str, Any] = {}
 TASK_MEMORY = 2 << 30  # what a Ray task declares: a large repository's scan fits in it
 
 

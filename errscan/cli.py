@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 import errscan
+from errscan import config
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
@@ -108,6 +109,14 @@ _CACHE_DIR_OPTION = click.option(
     envvar="ERRSCAN_CACHE_DIR",
     help="Remote clones, results and outputs [default: ~/.cache/errscan].",
 )
+_CONFIG = click.option(
+    "--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
+    help="Settings from this errscan.toml or pyproject.toml [default: the nearest one].",
+)  # fmt: skip
+_ISOLATED = click.option(
+    "--isolated", is_flag=True,
+    help="Read no configuration file, neither yours nor the scanned repository's.",
+)  # fmt: skip
 _DB = click.option(
     "--db",
     type=click.Path(path_type=Path),
@@ -139,24 +148,35 @@ def cli() -> None:
     type=click.Path(path_type=Path),
     help="Write here (atomically) instead of to stdout.",
 )
-@click.option("--include-tests", is_flag=True, help="Scan test code too.")
+@click.option(
+    "--include-tests/--no-include-tests", default=None,
+    help="Scan test code too [default: no, or the configuration's include-tests].",
+)  # fmt: skip
+@click.option(
+    "--test-path", "test_paths", multiple=True, metavar="GLOB",
+    help="Paths of test code besides tests/, test_*.py, ... and the project's pytest testpaths.",
+)  # fmt: skip
 @click.option(
     "--kind", "kinds", metavar="KIND[,KIND...]", multiple=True,
     help="Keep records of these kinds only: raise, reraise, assert, exit, warning.",
 )  # fmt: skip
 @click.option(
-    "--include-vendored", is_flag=True,
-    help="Scan vendored code too (_vendor/, vendor/, third_party/, extern/).",
+    "--include-vendored/--no-include-vendored", default=None,
+    help="Scan vendored code too (_vendor/, vendor/, third_party/, extern/) [default: no].",
 )  # fmt: skip
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB.")
 @click.option(
     "--context",
     type=click.IntRange(min=0),
-    default=15,
-    show_default=True,
-    help="Lines of code kept on each side of a site.",
+    help="Lines of code kept on each side of a site [default: 15].",
 )
+@_CONFIG
+@_ISOLATED
+@click.option(
+    "--no-repo-config", is_flag=True,
+    help="Do not read the scanned repository's [tool.errscan] and pytest settings.",
+)  # fmt: skip
 @_CACHE_DIR_OPTION
 @click.option(
     "--repo-name",
@@ -183,12 +203,16 @@ def extract(
     target: str,
     fmt: str,
     output_path: Path | None,
-    include_tests: bool,
+    include_tests: bool | None,
+    test_paths: tuple[str, ...],
     kinds: tuple[str, ...],
-    include_vendored: bool,
+    include_vendored: bool | None,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
-    context: int,
+    context: int | None,
+    config_path: Path | None,
+    isolated: bool,
+    no_repo_config: bool,
     cache_dir: Path | None,
     repo_name: str | None,
     jobs: int | None,
@@ -202,20 +226,43 @@ def extract(
     REPO is a GitHub OWNER/NAME, a git URL or a local path; REV a sha, tag or branch
     (HEAD where a local path has no @REV).
     """
-    scan = {
+    given = {
         "include_tests": include_tests,
         "include_vendored": include_vendored,
         "kinds": tuple(k.strip() for group in kinds for k in group.split(",") if k.strip()),
         "include": include,
         "exclude": exclude,
+        "test_paths": test_paths,
         "context": context,
-        "cache_dir": cache_dir,
         "repo_name": repo_name,
+    }
+    scan = {
+        **_configured(given, config_path, isolated, no_repo_config),
+        "cache_dir": cache_dir,
         "jobs": jobs,
         "file_timeout": file_timeout or None,
         "use_cache": not no_cache,
     }
     return run_extract(ExtractOptions(target, fmt, output_path, quiet, db, scan))
+
+
+def _configured(
+    given: dict[str, Any], path: Path | None, isolated: bool, no_repo_config: bool = False
+) -> dict[str, Any]:
+    """The scan options: each flag given, else the user's configuration file's value
+    (`--config FILE`, or the nearest errscan.toml or pyproject.toml with [tool.errscan]);
+    what neither sets is left to the scanned repository's configuration and the defaults.
+    A flag not given is None, or an empty tuple for a repeatable one."""
+    if isolated and path is not None:
+        raise click.UsageError("give --config FILE or --isolated, not both")
+    chosen = {key: value if value != () else None for key, value in given.items()}
+    if isolated:
+        return {**chosen, "repo_config": False}
+    found = config.load(path) if path is not None else config.discover()
+    for key, value in found.options.items():
+        if chosen.get(key) is None:
+            chosen[key] = value
+    return {**chosen, "repo_config": not no_repo_config}
 
 
 def _warn(message: str) -> None:
@@ -248,8 +295,10 @@ def run_extract(options: ExtractOptions) -> int:
 def _records(
     source: str | None, scan_target: str | None, db: Path | None = None
 ) -> list[errscan.ErrorRecord]:
-    """From --from FILE, --scan REPO@REV, or else the store (latest scan of each repo)."""
-    return errscan.records_of(source=source, target=scan_target, db=db)[0]
+    """From --from FILE, --scan REPO@REV (with the configuration's settings), or else the
+    store (latest scan of each repo)."""
+    settings = _configured({}, None, False) if scan_target is not None else {}
+    return errscan.records_of(source=source, target=scan_target, db=db, **settings)[0]
 
 
 _FROM = click.option("--from", "source", metavar="FILE", help="Records errscan wrote (jsonl/json).")
@@ -511,7 +560,8 @@ def lookup_command(
     as_json = as_json or fmt == "json"
     if (text is None) == (log is None):
         raise errscan.InputError("give the TEXT to look up, or --log FILE, not both")
-    records, key = errscan.records_of(source=source, target=scan_target, db=db)
+    settings = _configured({}, None, False) if scan_target is not None else {}
+    records, key = errscan.records_of(source=source, target=scan_target, db=db, **settings)
     index = errscan.lookup_index(records, key)
     if log is not None:
         return _lookup_log(log, index, as_json)
@@ -655,11 +705,22 @@ def export_command(target: str, db: Path | None, fmt: str, output_path: Path | N
     "--exit-code", is_flag=True,
     help="Exit 1 when errors were added, removed or reworded (a CI gate).",
 )  # fmt: skip
+@_CONFIG
+@_ISOLATED
 def diff_command(
-    old: str, new: str, db: Path | None, as_json: bool, fmt: str, exit_code: bool
+    old: str,
+    new: str,
+    db: Path | None,
+    as_json: bool,
+    fmt: str,
+    exit_code: bool,
+    config_path: Path | None,
+    isolated: bool,
 ) -> int:
-    """What changed: `REPO@A B` (B a rev of the same repository) or `OLD.jsonl NEW.jsonl`."""
-    changes = errscan.diff(old, new, db)
+    """What changed: `REPO@A B` (B a rev of the same repository) or `OLD.jsonl NEW.jsonl`.
+
+    A side not in the store is scanned with the configuration's settings."""
+    changes = errscan.diff(old, new, db, **_configured({}, config_path, isolated))
     if as_json or fmt == "json":
         click.echo(diff_stage.as_json(changes), nl=False)
     elif fmt == "markdown":

@@ -104,6 +104,8 @@ class ErrorRecord(Site):
     repo: str = ""
     commit: str = ""
     url: str | None = None
+    # where in the project the file is: "code", or "examples" or "docs" (kept, but marked)
+    area: str = "code"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ErrorRecord:
@@ -149,6 +151,7 @@ class ErrorRecord(Site):
             "end_line": self.end_line,
             "col": self.col,
             "function": self.function,
+            "area": self.area,
             "context": {
                 "start_line": context.start_line,
                 "end_line": context.end_line,

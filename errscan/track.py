@@ -5,7 +5,10 @@ db = "errscan.db"            # optional
 [[repos]]
 repo = "owner/name"
 branch = "main"              # or rev = "v1.2"; HEAD when neither
-include_tests = false        # also: include = [...], exclude = [...], name, context
+include_tests = false        # also: include = [...], exclude = [...], name, context, ...
+
+Top-level settings (include-tests, include, exclude, test-paths, include-vendored, kinds,
+context: errscan.config's keys) apply to every [[repos]] table that does not set its own.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import errscan
+from errscan import config
 from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
@@ -30,17 +34,13 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _TOP_KEYS = {"db", "repos"}
-_REPO_KEYS = {"repo", "branch", "rev", "include_tests", "include", "exclude", "name", "context"}
+_REPO_KEYS = {"repo", "branch", "rev", "name"}  # and errscan.config's settings
 _TYPES: dict[str, tuple[type, ...]] = {
     "db": (str,),
     "repo": (str,),
     "branch": (str,),
     "rev": (str,),
     "name": (str,),
-    "include_tests": (bool,),
-    "include": (list,),
-    "exclude": (list,),
-    "context": (int,),
 }
 
 
@@ -89,9 +89,7 @@ def load_config(path: Path) -> tuple[list[Tracked], str | None]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from exc
-    for key in data:
-        if key not in _TOP_KEYS:
-            raise InputError(f"{path}:{_line_of(text, key)}: unknown key {key!r}")
+    defaults = _settings(data, path, text, _TOP_KEYS)
     repos = data.get("repos")
     if not isinstance(repos, list) or not repos:
         raise InputError(f"{path}: no [[repos]] table")
@@ -100,12 +98,9 @@ def load_config(path: Path) -> tuple[list[Tracked], str | None]:
         if not isinstance(entry, dict):
             raise InputError(f"{path}:{_line_of(text, 'repos')}: 'repos' must be [[repos]] tables")
         for key, value in entry.items():
-            if key not in _REPO_KEYS:
-                raise InputError(f"{path}:{_line_of(text, key)}: unknown key {key!r} in [[repos]]")
-            if not isinstance(value, _TYPES[key]) or (
-                isinstance(value, list) and not all(isinstance(v, str) for v in value)
-            ):
+            if key in _REPO_KEYS and not isinstance(value, _TYPES[key]):
                 raise InputError(f"{path}:{_line_of(text, key)}: {key!r} has the wrong type")
+        own = _settings(entry, path, text, _REPO_KEYS, " in [[repos]]")
         if isinstance(entry.get("repo"), str):
             try:
                 repo.parse_target(f"{entry['repo']}@HEAD")
@@ -116,13 +111,7 @@ def load_config(path: Path) -> tuple[list[Tracked], str | None]:
             raise InputError(f"{path}: a [[repos]] table has no 'repo'")
         if "branch" in entry and "rev" in entry:
             raise InputError(f"{path}:{_line_of(text, 'rev')}: give 'branch' or 'rev', not both")
-        options = {
-            "include_tests": entry.get("include_tests", False),
-            "include": tuple(entry.get("include", ())),
-            "exclude": tuple(entry.get("exclude", ())),
-            "context": entry.get("context", 15),
-            "repo_name": entry.get("name"),
-        }
+        options = {**defaults, **own, "repo_name": entry.get("name")}
         tracked.append(
             Tracked(entry["repo"], entry.get("branch") or entry.get("rev") or "HEAD", options)
         )
@@ -130,6 +119,20 @@ def load_config(path: Path) -> tuple[list[Tracked], str | None]:
     if db is not None and not isinstance(db, str):
         raise InputError(f"{path}:{_line_of(text, 'db')}: 'db' has the wrong type")
     return tracked, db
+
+
+def _settings(
+    table: dict[str, Any], path: Path, text: str, others: set[str], where: str = ""
+) -> dict[str, Any]:
+    """The scan options a table sets besides its `others` keys; InputError names the
+    line of the first bad one."""
+    options, problems = config.read_table(table, trusted=True, ignore=others)
+    options.pop("repo_name", None)  # a repository's name is its [[repos]] table's `name`
+    if problems:
+        bad = next((k for k in table if k not in others and repr(k) in problems[0]), "")
+        line = _line_of(text, bad) if bad else 1
+        raise InputError(f"{path}:{line}: {problems[0]}{where}")
+    return options
 
 
 def _line_of(text: str, key: str) -> int:

@@ -33,6 +33,8 @@ def _session_folder() -> None:
     """The working folder of the whole session, set once collection is done (testpaths
     are read from the folder pytest started in)."""
     (_SESSION / "cwd").mkdir(exist_ok=True)
+    # the configuration the commands find, going up from the working folder: no settings
+    (_SESSION / "errscan.toml").write_text("# the tests' own: no settings\n")
     os.chdir(_SESSION / "cwd")
 
 

@@ -60,6 +60,7 @@ def test_records_are_frozen_and_serialisable(basic_repo: Path) -> None:
             "end_line",
             "col",
             "function",
+            "area",
             "context",
             "url",
         ]

@@ -82,7 +82,8 @@ def test_importing_errscan_loads_the_api_on_first_use() -> None:
 
     script = (
         "import sys, errscan; before = 'errscan.api' in sys.modules; errscan.scan_options;"
-        "print(before, 'errscan.api' in sys.modules, sorted(set(errscan.__all__) - set(dir(errscan))))"
+        "missing = sorted(set(errscan.__all__) - set(dir(errscan)));"
+        "print(before, 'errscan.api' in sys.modules, missing)"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout == "False True []\n"

@@ -185,7 +185,10 @@ def test_credentials_in_a_failing_url_are_never_shown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "said"),
     [
-        ('[[repos]]\nrepo = "x"\ninclude = [1, 2]\n', "'include' has the wrong type"),
+        (
+            '[[repos]]\nrepo = "x"\ninclude = [1, 2]\n',
+            "errscan.toml:3: 'include' must be a list of strings",
+        ),
         ('repos = ["a"]\n', "'repos' must be [[repos]] tables"),
         ('[[repos]]\nrepo = "ext::sh -c touch% /tmp/x"\n', "remote helpers"),
         ('[[repos]]\nrepo = "--upload-pack=touch /tmp/x"\n', "invalid repository"),

@@ -39,17 +39,32 @@ class Filters:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     include_vendored: bool = False
+    # test code beyond the fixed rules: globs by the same rules (the test-paths setting),
+    # and the scanned project's pytest `testpaths` (from its root) and `python_files`
+    test_paths: tuple[str, ...] = ()
+    pytest_paths: tuple[str, ...] = ()
+    test_files: tuple[str, ...] = ()
 
     def wants(self, path: str) -> bool:
         if not path.endswith(_SUFFIXES):
             return False
-        if not self.include_tests and is_test(path):
+        if not self.include_tests and self.is_test(path):
             return False
         if not self.include_vendored and is_vendored(path):
             return False
         if self.include and not any(matches(path, glob) for glob in self.include):
             return False
         return not any(matches(path, glob) for glob in self.exclude)
+
+    def is_test(self, path: str) -> bool:
+        """Test code: by the fixed rules (is_test), a test-paths glob, or the scanned
+        project's pytest settings: all under its testpaths, else files named as its
+        python_files patterns say."""
+        if is_test(path) or any(matches(path, glob) for glob in self.test_paths):
+            return True
+        if self.pytest_paths:
+            return any(_under(path, glob) for glob in self.pytest_paths)
+        return any(_named(path, pattern) for pattern in self.test_files)
 
 
 _VENDORED_DIRS = frozenset({"_vendor", "vendor", "third_party", "extern"})
@@ -61,6 +76,24 @@ def is_vendored(path: str) -> bool:
     return not _VENDORED_DIRS.isdisjoint(path.split("/")[:-1])
 
 
+_AREAS = {
+    "examples": "examples", "example": "examples",
+    "docs": "docs", "doc": "docs", "docs_src": "docs", "documentation": "docs",
+}  # fmt: skip
+AREAS = ("code", "examples", "docs")
+
+
+def area(path: str) -> str:
+    """Where in the project a file is, by its first folder that says: "examples" (an
+    `examples/` or `example/` folder), "docs" (`docs/`, `doc/`, `docs_src/`,
+    `documentation/`), else "code"."""
+    for folder in path.split("/")[:-1]:
+        found = _AREAS.get(folder)
+        if found is not None:
+            return found
+    return "code"
+
+
 def matches(path: str, glob: str) -> bool:
     """Whether `glob` takes `path`, by the rules Filters states."""
     parts = path.split("/")
@@ -69,6 +102,27 @@ def matches(path: str, glob: str) -> bool:
     if "/" not in glob.rstrip("/"):
         return any(fnmatchcase(part, g) for g in globs for part in parts)
     return any(fnmatchcase(prefix, g) for g in globs for prefix in prefixes)
+
+
+def _named(path: str, pattern: str) -> bool:
+    """pytest's python_files match: the file name, or for a pattern with a `/`, the path
+    (from the root or below any folder)."""
+    if "/" in pattern:
+        return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}")
+    return fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+
+
+def _under(path: str, glob: str) -> bool:
+    """Whether `path` is `glob`, or lies in a folder it matches, from the root."""
+    parts = path.split("/")
+    return any(fnmatchcase("/".join(parts[: i + 1]), glob) for i in range(len(parts)))
+
+
+def pytest_files(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """The project's python_files patterns that tell test files apart: one that takes
+    any Python file (`*.py`) would make the whole project tests (pytest, without
+    testpaths, collects so from its root folder, but a catalogue would keep nothing)."""
+    return tuple(p for p in patterns if not fnmatchcase("x_y.py", p))
 
 
 def is_test(path: str) -> bool:
@@ -378,3 +432,21 @@ def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
     data = stdout.read(size)
     stdout.read(1)  # the newline after each object
     return SourceFile(entry.path, entry.sha, data)
+
+
+def root_files(repo: Git, commit: str, names: Iterable[str]) -> dict[str, bytes]:
+    """The contents of those of `names` that are regular files at the root of `commit`
+    (never a link, which git would give as its target's name), up to 1 MiB each."""
+    wanted = tuple(names)
+    listed = repo.run("ls-tree", "-z", "-l", "--full-tree", "--end-of-options", commit, "--",
+                      *wanted)  # fmt: skip
+    entries = []
+    for record in listed.split("\0"):
+        meta, tab, path = record.partition("\t")
+        fields = meta.split()
+        if tab and path in wanted and len(fields) == 4 and fields[0].encode() in _BLOB_MODES:
+            size = int(fields[3]) if fields[3].isdigit() else -1
+            if 0 <= size <= 1 << 20:
+                entries.append(BlobEntry(path, fields[2], size))
+    found = read_files(repo, entries)
+    return {f.path: f.data for f in found if isinstance(f.data, bytes)}

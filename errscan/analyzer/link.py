@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from errscan.analyzer import files
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
@@ -82,6 +83,7 @@ def link(
             "repo": repo,
             "commit": commit,
             "url": url_for(site.file, site.line),
+            "area": files.area(site.file),
         }
         if trigger.MODULE in site.trigger:
             module = index.module_of(site.file) or site.file

@@ -34,6 +34,7 @@ _CSV_FIELDS = (
     "line",
     "end_line",
     "function",
+    "area",
     "trigger",
     "url",
 )

@@ -102,7 +102,7 @@ def _result(record: ErrorRecord, order: dict[str, int]) -> dict[str, Any]:
             }
         ],
         "partialFingerprints": {"errscanId/v1": record.id},
-        "properties": {"kind": record.kind, "function": record.function},
+        "properties": {"kind": record.kind, "function": record.function, "area": record.area},
     }
 
 

@@ -37,6 +37,23 @@ def test_is_test(path: str, test: bool) -> None:
     assert is_test(path) is test
 
 
+@pytest.mark.parametrize(
+    ("path", "area"),
+    [
+        ("pkg/core.py", "code"),
+        ("examples/demo.py", "examples"),
+        ("pkg/example/run.py", "examples"),
+        ("docs/conf.py", "docs"),
+        ("docs_src/tutorial/app.py", "docs"),
+        ("doc/examples/x.py", "docs"),  # the first folder that says decides
+        ("pkg/docs.py", "code"),  # a file's own name says nothing
+        ("documentation2/x.py", "code"),
+    ],
+)
+def test_area(path: str, area: str) -> None:
+    assert files.area(path) == area
+
+
 def test_filters() -> None:
     default = Filters()
     assert default.wants("a.py") and default.wants("a.pyi")

@@ -81,4 +81,4 @@ def test_symlinked_output_writes_the_target(basic_repo: Path, tmp_path: Path) ->
     link.symlink_to(target)
     output.write(errscan.extract(str(basic_repo)), "jsonl", link, None, "test")  # type: ignore[arg-type]
     assert link.is_symlink()
-    assert target.read_text().startswith('{"args"')
+    assert target.read_text().startswith('{"area"')
