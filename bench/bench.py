@@ -16,20 +16,31 @@ incremental output equals a cold scan's of the same commit. Then, for repositori
 copies of the corpus's files (--synthetic sizes), the same baseline and cold scan, their
 peak RSS against the per-file maximum (a cold scan of many copies of the corpus's
 largest files), and how time per MB and peak RSS grow from each size to the next.
+
+Last, whole processes as a user runs them (--whole-repo PATH..., default the corpus):
+errscan installed from this checkout into a virtualenv of its own (no other package's
+start-up hooks), and each run timed from its start to its exit, interpreter start-up
+and imports included: `errscan --version` against `python -c pass`, and for each
+repository the bare baseline over the files errscan scans (one process, from its
+start) against `errscan extract` cold (an empty cache) and warm (the same commit
+again); the median of --whole-repeat runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -170,6 +181,71 @@ def row(
     return line
 
 
+_LIST_FILES = r"""
+import json, sys, errscan
+with errscan.scan(sys.argv[1], use_cache=False) as running:
+    json.dump([f"{sys.argv[2]}/{path}" for path in running.paths()], sys.stdout)
+"""  # the files a scan takes; the repository must be a work tree holding them
+
+
+def install_errscan(tmp: Path) -> Path:
+    """A virtualenv holding errscan, installed (not editable) from this checkout."""
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    checkout = Path(__file__).resolve().parent.parent
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, str(checkout)], check=True)
+    return venv / "bin"
+
+
+def wall(argv: list[str], runs: int, before: Callable[[], None] | None = None) -> float:
+    """The median seconds of `runs` runs of `argv`, each from its start to its exit."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    times = []
+    for _ in range(runs):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def whole_process(repos: list[Path], tmp: Path, runs: int) -> None:
+    """Whole-process times: --version, and baseline, cold and warm on each repository."""
+    bin_dir = install_errscan(tmp)
+    python, errscan = str(bin_dir / "python"), str(bin_dir / "errscan")
+    print(f"whole processes (errscan installed in a virtualenv), median of {runs} runs:")
+    bare = wall([python, "-c", "pass"], runs)
+    version = wall([errscan, "--version"], runs)
+    print(f"  python -c pass {bare * 1000:.0f} ms; errscan --version {version * 1000:.0f} ms")
+    script = tmp / "baseline.py"
+    script.write_text(_BASELINE)
+    for repo in repos:
+        listed = subprocess.run(
+            [python, "-c", _LIST_FILES, f"{repo}@HEAD", str(repo)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        paths = tmp / "whole-paths.json"
+        paths.write_text(listed.stdout)
+        files = len(json.loads(listed.stdout))
+        base = wall([python, str(script), str(paths)], max(3, runs // 3))
+        cache, out = tmp / "whole-cache", tmp / "whole.jsonl"
+        command = [errscan, "extract", f"{repo}@HEAD", "-q", "-o", str(out), "--cache-dir",
+                   str(cache)]  # fmt: skip
+        wall(command, 1)  # untimed: compiles errscan's bytecode in the virtualenv
+        cold = wall(command, max(3, runs // 3), functools.partial(shutil.rmtree, cache, True))
+        warm = wall(command, runs)
+        print(
+            f"  {repo.name}: {files} files scanned; baseline {base:.3f} s, errscan cold"
+            f" {cold:.3f} s ({cold / base:.3f}x), warm {warm:.3f} s ({warm / base:.3f}x)"
+        )
+        print(
+            f"    targets: cold <= 1.0x: {cold / base <= 1.0}; warm < 0.05x: {warm / base < 0.05}"
+        )
+    print(f"  target: --version under 60 ms: {version < 0.060}")
+
+
 def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
     """The run of median time, with the largest peak RSS of them all."""
     ordered = sorted(runs, key=lambda run: run["seconds"])
@@ -191,6 +267,15 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=3, help="runs per phase; the median counts")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument(
+        "--whole-repo", nargs="*", type=Path, default=None,
+        help="git repositories to time whole processes on [default: the corpus]",
+    )  # fmt: skip
+    parser.add_argument("--whole-repeat", type=int, default=11, help="runs per whole-process phase")
+    parser.add_argument(
+        "--whole-only", action="store_true",
+        help="only the whole-process figures (on --whole-repo, or the corpus)",
+    )  # fmt: skip
     options = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="errscan-bench-"))
     global _PYCACHE
@@ -198,6 +283,9 @@ def main() -> int:
     reps = range(max(1, options.repeat))
     try:
         corpus = build_corpus(options.packages, tmp)
+        if options.whole_only:
+            whole_process(options.whole_repo or [corpus], tmp, options.whole_repeat)
+            return 0
         paths = scanned_paths(corpus)
         size = sum(Path(p).stat().st_size for p in paths)
         machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
@@ -295,6 +383,7 @@ def main() -> int:
             ):
                 print(f"  {name} {cold1[key] / cold0[key]:.2f}", end="")
             print()
+        whole_process(options.whole_repo or [corpus], tmp, options.whole_repeat)
     finally:
         if options.keep:
             print(f"kept {tmp}")

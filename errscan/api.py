@@ -18,22 +18,44 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__, config, matching
-from errscan.analyzer import cache, files, link, output, replay, repo, state
-from errscan.analyzer import diff as diff_stage
-from errscan.analyzer import page as page_stage
-from errscan.analyzer import scan as scan_stage
-from errscan.analyzer import store as store_stage
-from errscan.analyzer.index import Index, ModuleTable
-from errscan.analyzer.related import features
+from errscan import __version__, config
+from errscan.analyzer import files as files_stage
+from errscan.analyzer import output, replay, repo
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
-from errscan.matching import Match, TemplateIndex
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from errscan import enrichment as enrich_stage
+    from errscan import matching
+    from errscan.analyzer import cache, link, related, state
+    from errscan.analyzer import diff as diff_stage
+    from errscan.analyzer import index as index_stage
+    from errscan.analyzer import page as page_stage
+    from errscan.analyzer import scan as scan_stage
+    from errscan.analyzer import store as store_stage
+    from errscan.matching import Match, TemplateIndex
+else:  # loaded on first use: a replayed rescan needs none of them
+    from errscan.lazy import LazyModule
+
+    matching = LazyModule("errscan.matching")
+    cache = LazyModule("errscan.analyzer.cache")
+    link = LazyModule("errscan.analyzer.link")
+    related = LazyModule("errscan.analyzer.related")
+    state = LazyModule("errscan.analyzer.state")
+    diff_stage = LazyModule("errscan.analyzer.diff")
+    index_stage = LazyModule("errscan.analyzer.index")
+    page_stage = LazyModule("errscan.analyzer.page")
+    scan_stage = LazyModule("errscan.analyzer.scan")
+    store_stage = LazyModule("errscan.analyzer.store")
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Match", "TemplateIndex"):  # of __all__, from the lookup's module
+        return getattr(matching, name)
+    raise AttributeError(f"module 'errscan.api' has no attribute {name!r}")
+
 
 __all__ = [
     "CacheError",
@@ -115,41 +137,72 @@ def default_cache_dir() -> Path:
 class Scan:
     """One scan under way: records stream out in (file, line, col) order as files are done.
 
-    `repo`, `commit` and `files` are known at once; `file_errors` and `stats` are
-    complete once the records have been iterated to the end. A file the last scan of
-    this repository (with these options) saw as it is now, and whose records nothing
+    `repo` and `commit` are known at once; the files are listed when first needed
+    (`files`, iterating; a replayed output needs no list), and `file_errors` and `stats`
+    are complete once the records have been iterated to the end. A file the last scan
+    of this repository (with these options) saw as it is now, and whose records nothing
     changed reaches, gives back the records kept then, without linking or ranking.
     """
 
-    def __init__(self, commit: repo.Commit, entries: files.Listing, opts: _Options) -> None:
+    def __init__(
+        self, commit: repo.Commit, opts: _Options, warn: Callable[[str], None] | None = None
+    ) -> None:
         self.repo = commit.repo
         self.commit = commit.sha
-        self.files = len(entries)
-        self.file_errors: list[FileError] = list(entries.refused)
+        self.file_errors: list[FileError] = []
         self.sites = 0
         self.use_cache = opts.use_cache
         self.cache_root = opts.cache_root
         self._source = commit
-        self._entries = entries
+        self._listing: files_stage.Listing | None = None
         self._opts = opts
+        self._warn = warn
         self._iterated = False
-        self._lineage = state.lineage(
-            [commit.repo, commit.web, repr(opts.filters), opts.context, _BUILD]
-        )
+
+    @property
+    def _entries(self) -> files_stage.Listing:
+        """The commit's files the filters take, listed once (InputError where git cannot
+        list them); each --include/--exclude glob that takes none is a warning."""
+        if self._listing is None:
+            wanted = self._opts.filters
+            listing = files_stage.list_files(self._source.git(), self.commit, wanted)
+            self.file_errors[:0] = listing.refused
+            if self._warn is not None:
+                for glob in listing.unmatched:
+                    kind = "--include" if glob in wanted.include else "--exclude"
+                    self._warn(f"{kind} {glob!r} matches no file at {self.commit[:12]}")
+            self._listing = listing
+        return self._listing
+
+    @property
+    def files(self) -> int:
+        """How many files the scan takes."""
+        return len(self._entries)
+
+    def paths(self) -> Iterator[str]:
+        """The repository-relative paths of the files the scan takes, sorted."""
+        return self._entries.paths()
+
+    @property
+    def _lineage(self) -> str:
+        """What names this scan's line of states: the repository and the options."""
+        opts, commit = self._opts, self._source
+        return state.lineage([commit.repo, commit.web, repr(opts.filters), opts.context, _BUILD])
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the scan was asked for."""
+        return time.perf_counter() - self._opts.started
 
     @property
     def stats(self) -> ScanStats:
-        return ScanStats(
-            files=self.files,
-            sites=self.sites,
-            file_errors=len(self.file_errors),
-            seconds=time.perf_counter() - self._opts.started,
-        )
+        return ScanStats(self.files, self.sites, len(self.file_errors), self.elapsed)
 
     def close(self) -> None:
         """Let go of the file list, for a scan that will not be iterated (iterating to
         the end, or stopping early, lets go of it too)."""
-        self._entries.close()
+        if self._listing is not None:
+            self._listing.close()
 
     def __enter__(self) -> Scan:
         return self
@@ -185,7 +238,7 @@ class Scan:
             raise RuntimeError("a Scan's records can be iterated once; call scan() again")
         self._iterated = True
         opts = self._opts
-        read = functools.partial(files.read_files, self._source.git())
+        read = functools.partial(files_stage.read_files, self._source.git())
         with (
             contextlib.closing(self._entries) as entries,
             _result_store(opts) as results,
@@ -216,13 +269,13 @@ class Scan:
         opts = self._opts
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
-        modules = ModuleTable(entries)
+        modules = index_stage.ModuleTable(entries)
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
-        index = Index(modules, repair.summary, kept.defined)
+        index = index_stage.Index(modules, repair.summary, kept.defined)
         plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
-        todo = (files.BlobEntry(path, sha, 0) for path, sha in kept.changed())
+        todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
         for path, ranked in scan_stage.features(todo, results, self.repo, repair):
             kept.ranking.add(path, ranked)
         kept.ranking.settle()
@@ -234,7 +287,7 @@ class Scan:
         scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
         ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
 
-        def relinked() -> Iterator[tuple[files.BlobEntry, bool]]:
+        def relinked() -> Iterator[tuple[files_stage.BlobEntry, bool]]:
             marks = None if plan.relink_all else kept.redone(entries.paths())
             for entry in entries:
                 marked = True if marks is None else next(marks)
@@ -259,9 +312,9 @@ class Scan:
 
     def _link(
         self,
-        entry: files.BlobEntry,
+        entry: files_stage.BlobEntry,
         result: FileResult,
-        index: Index,
+        index: index_stage.Index,
         kept: state.State,
     ) -> _Done:
         """A file's records made anew, and kept for the next scan."""
@@ -329,7 +382,7 @@ class _Done:
 
 @dataclass(frozen=True)
 class _Options:
-    filters: files.Filters
+    filters: files_stage.Filters
     context: int
     cache_root: Path
     jobs: int | None
@@ -396,7 +449,9 @@ def scan(
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
     found = config.RepoConfig({})
     if repo_config:
-        found = config.repo_config(files.root_files(commit.git(), commit.sha, config.REPO_FILES))
+        found = config.repo_config(
+            files_stage.root_files(commit.git(), commit.sha, config.REPO_FILES)
+        )
         if found.warning and warn is not None:
             warn(found.warning)
     given: dict[str, Any] = {"include_tests": include_tests, "include": include, "exclude": exclude,
@@ -409,19 +464,14 @@ def scan(
     unknown = sorted(set(chosen["kinds"]) - set(KINDS))
     if unknown:
         raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
-    wanted = files.Filters(
+    wanted = files_stage.Filters(
         chosen["include_tests"], tuple(chosen["include"]), tuple(chosen["exclude"]),
         chosen["include_vendored"], tuple(chosen["test_paths"]), found.test_paths,
-        files.pytest_files(found.test_files),
+        files_stage.pytest_files(found.test_files),
     )  # fmt: skip
-    entries = files.list_files(commit.git(), commit.sha, wanted)
-    if warn is not None:
-        for glob in entries.unmatched:
-            kind = "--include" if glob in wanted.include else "--exclude"
-            warn(f"{kind} {glob!r} matches no file at {commit.sha[:12]}")
     opts = _Options(wanted, chosen["context"], cache_root, jobs, file_timeout, use_cache,
                     progress, started, tuple(sorted(set(chosen["kinds"]))))  # fmt: skip
-    return Scan(commit, entries, opts)
+    return Scan(commit, opts, warn)
 
 
 class ScanOptions(TypedDict, total=False):
@@ -479,10 +529,14 @@ def export(
     entry = running.replay_key(fmt)
     hit = store.load(entry)
     if hit is not None:
+        if running._warn is not None and (
+            running._opts.filters.include or running._opts.filters.exclude
+        ):
+            running.files  # noqa: B018 - lists the files, for the warnings of globs that take none
         running.close()
-        text_path, stats = hit
-        output.write_chunks(store.chunks(text_path), path, out)
-        return dataclasses.replace(stats, seconds=running.stats.seconds)
+        chunks, stats = hit
+        output.write_bytes(chunks, path, out)
+        return dataclasses.replace(stats, seconds=running.elapsed)
     with store.recorder(entry) as recorder:
         output.write_chunks(recorder.tee(output.render(running, fmt, __version__)), path, out)
         if not any(error.transient for error in running.file_errors):
@@ -837,11 +891,13 @@ def cache_info(cache_dir: str | Path | None = None) -> cache.CacheInfo:
 
 
 def prune_cache(
-    cache_dir: str | Path | None = None, max_bytes: int = cache.DEFAULT_MAX_BYTES
+    cache_dir: str | Path | None = None, max_bytes: int | None = None
 ) -> tuple[int, cache.CacheInfo]:
-    """Drop least recently used entries until `max_bytes` remain: compiled lookup
-    indexes, stored outputs, then scan states (all cheap to make again from the
-    results): how many, and what is left."""
+    """Drop least recently used entries until `max_bytes` remain (default: the result
+    cache's own bound): compiled lookup indexes, stored outputs, then scan states (all
+    cheap to make again from the results): how many, and what is left."""
+    if max_bytes is None:
+        max_bytes = cache.DEFAULT_MAX_BYTES
     root = _cache_root(cache_dir)
     results = cache.ResultCache.open(root, __version__, 0)
     try:
@@ -870,16 +926,19 @@ def extract_source(
 ) -> list[ErrorRecord]:
     """The records of one file's source; a file that does not parse gives no records."""
     result = scan_stage.scan_file(path, code, context)
-    index = Index.of({path: result.summary})
+    index = index_stage.Index.of({path: result.summary})
     ordered = sorted(result.sites, key=lambda site: (site.line, site.col))
     site_ids = link.ids("", path, (link.key_fields(site) for site in ordered))
     kept = state.State.private()
     try:
-        kept.ranking.add(path, [(i, features(s)) for i, s in zip(site_ids, ordered, strict=True)])
+        kept.ranking.add(
+            path, [(i, related.features(s)) for i, s in zip(site_ids, ordered, strict=True)]
+        )
         kept.ranking.settle()
         kept.ranking.rank()
         lists = kept.ranking.lists(path)
     finally:
         kept.close()
-    related = lambda record_id: lists.get(record_id, ())  # noqa: E731
-    return link.link(result.sites, "", "", lambda _file, _line: None, index, related)
+    return link.link(
+        result.sites, "", "", lambda _file, _line: None, index, lambda i: lists.get(i, ())
+    )

@@ -7,21 +7,27 @@ import ctypes
 import json
 import os
 import signal
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import errscan
 from errscan import config
-from errscan.analyzer import diff as diff_stage
 from errscan.analyzer import output, repo
-from errscan.analyzer import store as store_stage
 from errscan.escape import visible
+
+if TYPE_CHECKING:
+    from errscan.analyzer import diff as diff_stage
+    from errscan.analyzer import store as store_stage
+else:  # loaded by the commands that use them
+    from errscan.lazy import LazyModule
+
+    diff_stage = LazyModule("errscan.analyzer.diff")
+    store_stage = LazyModule("errscan.analyzer.store")
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_SOME_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -92,10 +98,12 @@ class ErrscanGroup(click.Group):
         except errscan.InputError as exc:
             click.echo(f"errscan: error: {visible(repo.redact(str(exc)))}", err=True)
             ctx.exit(EXIT_INPUT)
-        except sqlite3.OperationalError as exc:  # locked or unreadable cache database
-            click.echo(f"errscan: error: cache database: {exc}", err=True)
-            ctx.exit(EXIT_INPUT)
         except Exception as exc:
+            sqlite3 = sys.modules.get("sqlite3")  # not loaded: the error is not SQLite's
+            if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
+                # a locked or unreadable cache database
+                click.echo(f"errscan: error: cache database: {exc}", err=True)
+                ctx.exit(EXIT_INPUT)
             if os.environ.get("ERRSCAN_DEBUG"):
                 raise
             message = visible(repo.redact(" ".join(str(exc).split())))

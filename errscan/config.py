@@ -10,7 +10,6 @@ becomes one warning. The user's file is the user's own: a bad key there is an er
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -289,6 +288,8 @@ def _ini_settings(
     data: bytes, section: str, name: str, problems: list[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The settings of `section` of an INI file; None where it has no such section."""
+    import configparser  # here: most repositories hold no INI file of pytest's
+
     parser = configparser.RawConfigParser(interpolation=None)  # no ${...} expansion
     try:
         if len(data) > _MAX_FILE:

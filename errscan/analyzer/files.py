@@ -436,17 +436,50 @@ def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
 
 def root_files(repo: Git, commit: str, names: Iterable[str]) -> dict[str, bytes]:
     """The contents of those of `names` that are regular files at the root of `commit`
-    (never a link, which git would give as its target's name), up to 1 MiB each."""
-    wanted = tuple(names)
-    listed = repo.run("ls-tree", "-z", "-l", "--full-tree", "--end-of-options", commit, "--",
-                      *wanted)  # fmt: skip
-    entries = []
-    for record in listed.split("\0"):
-        meta, tab, path = record.partition("\t")
-        fields = meta.split()
-        if tab and path in wanted and len(fields) == 4 and fields[0].encode() in _BLOB_MODES:
-            size = int(fields[3]) if fields[3].isdigit() else -1
-            if 0 <= size <= 1 << 20:
-                entries.append(BlobEntry(path, fields[2], size))
-    found = read_files(repo, entries)
-    return {f.path: f.data for f in found if isinstance(f.data, bytes)}
+    (never a link, which git would give as its target's name), up to 1 MiB each: one
+    `git cat-file --batch`, asked for the root tree, then for those blobs."""
+    wanted = set(names)
+    proc = repo.popen("cat-file", "--batch", stdin=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    found: dict[str, bytes] = {}
+    try:
+        tree = _ask(proc.stdin, proc.stdout, f"{commit}^{{tree}}", b"tree", 16 << 20)
+        width = len(commit) // 2  # SHA-1 or SHA-256 object names
+        at = 0
+        while tree and at < len(tree):
+            space = tree.index(b" ", at)
+            nul = tree.index(b"\0", space)
+            mode, name = tree[at:space], tree[space + 1 : nul].decode("utf-8", "replace")
+            sha = tree[nul + 1 : nul + 1 + width].hex()
+            at = nul + 1 + width
+            if name in wanted and mode in _BLOB_MODES:
+                data = _ask(proc.stdin, proc.stdout, sha, b"blob", 1 << 20)
+                if data is not None:
+                    found[name] = data
+    except (OSError, ValueError):
+        return {}  # git went away, or a tree not as git writes them: nothing read
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+    return found
+
+
+def _ask(stdin: IO[bytes], stdout: IO[bytes], name: str, kind: bytes, limit: int) -> bytes | None:
+    """Object `name` from a running `cat-file --batch`: its content if it is a `kind` of
+    at most `limit` bytes, else None (a larger one is read through and dropped)."""
+    stdin.write(name.encode("ascii") + b"\n")
+    stdin.flush()
+    header = stdout.readline().split()
+    if len(header) != 3 or not header[2].isdigit():
+        return None  # "<name> missing"
+    size = int(header[2])
+    if header[1] == kind and size <= limit:
+        data = stdout.read(size)
+        stdout.read(1)
+        return data
+    left = size + 1
+    while left > 0:
+        left -= len(stdout.read(min(left, 1 << 16)) or b"\0" * left)
+    return None

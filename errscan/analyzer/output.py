@@ -11,9 +11,8 @@ import tempfile
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import IO, Any, Protocol, TextIO
 
-from errscan.analyzer import sarif
 from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
 from errscan.escape import csv_cell
@@ -84,6 +83,8 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
     if fmt == "sarif":
         records = list(scanned)
         web = display_name(scanned.repo)[1] if scanned.repo else None
+        from errscan.analyzer import sarif  # here: only this format needs it
+
         yield from sarif.render(records, scanned.repo, scanned.commit, version, web)
         return
     if fmt == "csv":
@@ -164,19 +165,44 @@ def write_chunks(chunks: Iterable[str], path: Path | None, stream: TextIO) -> No
             stream.write(chunk)
         stream.flush()
         return
+    with _opened(path) as out:
+        for chunk in chunks:
+            out.write(chunk.encode("utf-8"))
+
+
+def write_bytes(chunks: Iterable[bytes], path: Path | None, stream: TextIO) -> None:
+    """As write_chunks, for text already encoded as UTF-8 (a replayed output, copied as
+    it is: no decoding and encoding again)."""
+    if path is None:
+        buffer = getattr(stream, "buffer", None)
+        stream.flush()
+        for chunk in chunks:
+            if buffer is not None:
+                buffer.write(chunk)
+            else:  # a text-only stream (io.StringIO)
+                stream.write(chunk.decode("utf-8"))
+        (buffer or stream).flush()
+        return
+    with _opened(path) as out:
+        for chunk in chunks:
+            out.write(chunk)
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[IO[bytes]]:
+    """`path` to write bytes to: in place for a device or a pipe, else a temp file beside
+    it, synced and renamed over it once all is written (removed if not)."""
     if path.exists() and not path.is_file():
-        with open(path, "w", encoding="utf-8", newline="\n") as special:
-            for chunk in chunks:
-                special.write(chunk)
+        with open(path, "wb") as special:
+            yield special
         return
     path = path.resolve() if path.is_symlink() else path
     check_writable(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _file_mode(path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for chunk in chunks:
-                out.write(chunk)
+        with os.fdopen(fd, "wb") as out:
+            yield out
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

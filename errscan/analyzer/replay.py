@@ -3,8 +3,9 @@
 A commit's content never changes, so the output of a scan is a function of the commit
 sha and everything else that shapes records (repository name, filters, context,
 errscan and Python versions, format): that tuple is the key. An entry is two files,
-`KEY.out` and `KEY.json` (the counts), written to temp files and renamed into place,
-the counts last, so a reader never sees half an entry.
+`KEY.out` and `KEY.json` (the counts, and the output's size and SHA-256 digest),
+written to temp files and renamed into place, the counts last, so a reader never sees
+half an entry; an output whose bytes no longer match its digest is no entry.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import IO
 from errscan.models import ScanStats
 
 _BLOCK = 1 << 20
+_WHOLE = 64 << 20  # an output up to this size is read once, whole
 
 
 def key(*parts: object) -> str:
@@ -34,21 +36,31 @@ class Replay:
     def __init__(self, cache_dir: Path) -> None:
         self.root = cache_dir / "outputs"
 
-    def load(self, entry: str) -> tuple[Path, ScanStats] | None:
-        """The stored output and its counts, or None where there is no whole entry."""
+    def load(self, entry: str) -> tuple[Iterator[bytes], ScanStats] | None:
+        """The stored output (its UTF-8 bytes, a block at a time) and its counts, or
+        None where there is no whole entry, or its output is not the bytes stored (a
+        damaged file: read whole to check, before any of it is given out)."""
         text_path, stats_path = self.root / f"{entry}.out", self.root / f"{entry}.json"
         try:
             counts = json.loads(stats_path.read_text(encoding="utf-8"))
             stats = ScanStats(counts["files"], counts["sites"], counts["file_errors"], 0.0)
+            size, digest = counts["bytes"], counts["sha256"]
+            with open(text_path, "rb") as stored:
+                if os.fstat(stored.fileno()).st_size != size:
+                    return None
+                if size <= _WHOLE:  # read once, kept to be written out
+                    data = stored.read()
+                    if hashlib.sha256(data).hexdigest() != digest:
+                        return None
+                    chunks: Iterator[bytes] = iter([data])
+                elif _digest(stored) != digest:
+                    return None
+                else:
+                    chunks = _blocks(text_path)
             os.utime(text_path)  # recently used: pruned last
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return text_path, stats
-
-    def chunks(self, text_path: Path) -> Iterator[str]:
-        with open(text_path, encoding="utf-8", newline="") as stored:
-            while block := stored.read(_BLOCK):
-                yield block
+        return chunks, stats
 
     @contextlib.contextmanager
     def recorder(self, entry: str) -> Iterator[_Recorder]:
@@ -68,25 +80,43 @@ class Replay:
             return []
 
 
+def _digest(stored: IO[bytes]) -> str:
+    digest = hashlib.sha256()
+    while block := stored.read(_BLOCK):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as stored:
+        while block := stored.read(_BLOCK):
+            yield block
+
+
 class _Recorder:
     def __init__(self, root: Path, entry: str) -> None:
         self.root = root
         self.entry = entry
         self.stats: ScanStats | None = None
-        self._out: IO[str] | None = None
+        self._out: IO[bytes] | None = None
         self._tmp: str | None = None
+        self._digest = hashlib.sha256()
+        self._bytes = 0
         with contextlib.suppress(OSError):
             root.mkdir(parents=True, exist_ok=True)
             fd, self._tmp = tempfile.mkstemp(prefix=f".{entry}.", suffix=".tmp", dir=root)
-            self._out = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            self._out = os.fdopen(fd, "wb")
 
     def tee(self, chunks: Iterable[str]) -> Iterator[str]:
         for chunk in chunks:
             if self._out is not None:
+                data = chunk.encode("utf-8")
                 try:
-                    self._out.write(chunk)
+                    self._out.write(data)
                 except OSError:
                     self.discard()
+                self._digest.update(data)
+                self._bytes += len(data)
             yield chunk
 
     def commit(self) -> None:
@@ -97,7 +127,8 @@ class _Recorder:
             self._out.close()
             os.replace(self._tmp, self.root / f"{self.entry}.out")
             counts = {"files": self.stats.files, "sites": self.stats.sites,
-                      "file_errors": self.stats.file_errors}  # fmt: skip
+                      "file_errors": self.stats.file_errors, "bytes": self._bytes,
+                      "sha256": self._digest.hexdigest()}  # fmt: skip
             fd, tmp = tempfile.mkstemp(prefix=f".{self.entry}.", suffix=".tmp", dir=self.root)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(counts, out)

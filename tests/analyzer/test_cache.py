@@ -173,6 +173,40 @@ def test_stored_output_is_replayed_byte_for_byte(
         )
 
 
+def test_a_replay_lists_no_files_and_copies_the_bytes(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = io.StringIO()
+    errscan.export(str(basic_repo), "jsonl", stream=first)
+
+    def unlisted(*_args: object) -> None:
+        raise AssertionError("a replay listed the commit's files")
+
+    from errscan.analyzer import files
+
+    monkeypatch.setattr(files, "list_files", unlisted)
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    replayed = errscan.export(str(basic_repo), "jsonl", stream=stream)
+    assert raw.getvalue() == first.getvalue().encode("utf-8")
+    out = tmp_path / "out.jsonl"
+    errscan.export(str(basic_repo), "jsonl", out)
+    assert out.read_bytes() == raw.getvalue() and replayed.files > 0
+
+
+def test_a_damaged_replayed_output_is_made_again(basic_repo: Path, _private_cache: Path) -> None:
+    first = io.StringIO()
+    errscan.export(str(basic_repo), "jsonl", stream=first)
+    (stored,) = (_private_cache / "outputs").glob("*.out")
+    data = bytearray(stored.read_bytes())
+    data[len(data) // 2] ^= 0x01  # the same size, one bit changed
+    stored.write_bytes(bytes(data))
+    second = io.StringIO()
+    errscan.export(str(basic_repo), "jsonl", stream=second)
+    assert second.getvalue() == first.getvalue()
+    assert stored.read_bytes() == first.getvalue().encode("utf-8")  # stored anew
+
+
 def test_output_replay_is_keyed_by_repository_name(basic_repo: Path) -> None:
     plain, named = io.StringIO(), io.StringIO()
     errscan.export(str(basic_repo), "jsonl", stream=plain)
