@@ -32,10 +32,11 @@ if TYPE_CHECKING:
     from errscan.analyzer import cache, link, related, state
     from errscan.analyzer import diff as diff_stage
     from errscan.analyzer import index as index_stage
-    from errscan.analyzer import page as page_stage
     from errscan.analyzer import scan as scan_stage
     from errscan.analyzer import store as store_stage
     from errscan.matching import Match, TemplateIndex
+    from errscan.site import build as site_stage
+    from errscan.site import page as page_stage
 else:  # loaded on first use: a replayed rescan needs none of them
     from errscan.lazy import LazyModule
 
@@ -46,7 +47,8 @@ else:  # loaded on first use: a replayed rescan needs none of them
     state = LazyModule("errscan.analyzer.state")
     diff_stage = LazyModule("errscan.analyzer.diff")
     index_stage = LazyModule("errscan.analyzer.index")
-    page_stage = LazyModule("errscan.analyzer.page")
+    page_stage = LazyModule("errscan.site.page")
+    site_stage = LazyModule("errscan.site.build")
     scan_stage = LazyModule("errscan.analyzer.scan")
     store_stage = LazyModule("errscan.analyzer.store")
 
@@ -69,6 +71,7 @@ __all__ = [
     "ScanResult",
     "StoreError",
     "TemplateIndex",
+    "build_site",
     "cache_info",
     "default_cache_dir",
     "diff",
@@ -733,6 +736,23 @@ def page(
     if fmt == "html":
         return page_stage.html_page(record, by_id.get, enrichment)
     return page_stage.markdown(record, by_id.get, enrichment)
+
+
+def build_site(
+    out: str | Path,
+    db: str | Path | None = None,
+    repos: Sequence[str] = (),
+    *,
+    base_url: str = "",
+    search: bool = True,
+    jobs: int | None = None,
+) -> site_stage.Report:
+    """Build the static site of the latest stored scan of each repository (of `repos`
+    where named) into `out`, the error pages in `jobs` processes (default: the CPUs):
+    only files whose bytes change are written. `search`: index it with Pagefind."""
+    path = Path(db) if db is not None else store_stage.default_path()
+    return site_stage.build(path, Path(out), repos, version=__version__, build_id=_BUILD,
+                            base_url=base_url, search=search, jobs=jobs)  # fmt: skip
 
 
 def enrichment_of(

@@ -771,6 +771,56 @@ def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Pa
     return EXIT_OK
 
 
+@cli.command(name="site")
+@click.argument("repos", nargs=-1, metavar="[REPO...]")
+@_DB
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The site's folder (only files whose bytes change are written).",
+)
+@click.option(
+    "--base-url", default="", metavar="URL", help="Where the site is hosted, for sitemap.xml."
+)
+@click.option("--no-search", is_flag=True, help="Make no search index (no Pagefind run).")
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+def site_command(
+    repos: tuple[str, ...], db: Path | None, out: Path, base_url: str, no_search: bool, quiet: bool
+) -> int:
+    """Build a static site of the store's latest scan of each repository (or of REPOs)."""
+    report = errscan.build_site(out, db, repos, base_url=base_url, search=not no_search)
+    if not quiet:
+        click.echo(
+            f"errscan: {report.repos} repositories, {report.errors} errors, {report.files} "
+            f"files; {len(report.written)} written, {len(report.removed)} removed"
+            f"{', search index made' if report.indexed else ''}, {report.seconds:.2f}s",
+            err=True,
+        )
+    return EXIT_OK
+
+
+@cli.command(name="serve")
+@click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+def serve_command(site: Path, host: str, port: int) -> int:
+    """Preview a built site: serve SITE over HTTP (127.0.0.1 by default)."""
+    from errscan.site.serve import server
+
+    running = server(site, host, port)
+    click.echo(
+        f"errscan: serving {visible(str(site))} at http://{host}:{running.server_port}/", err=True
+    )
+    try:
+        running.serve_forever()
+    finally:
+        running.server_close()
+    return EXIT_OK
+
+
 @cli.command()
 def schema() -> int:
     """Print the JSON Schema of a record (what extract writes, a line or an item each)."""

@@ -265,6 +265,45 @@ class Store:
             stats=scan.stats,
         )
 
+    def briefs(self, scan: StoredScan) -> Iterator[tuple[Any, ...]]:
+        """(id, kind, exception, message, file, line, area) of each record of the scan,
+        by file and line: what a list or a related error shows, without the rest."""
+        rows = self.db.execute(
+            "SELECT id, json_extract(data, '$.kind'), exception, json_extract(data, "
+            "'$.message'), file, line, json_extract(data, '$.area') FROM records "
+            "WHERE scan_id = ? ORDER BY file, line, id",
+            (scan.id,),
+        )
+        yield from rows
+
+    def records_in(self, scan: StoredScan, files: Sequence[str]) -> list[ErrorRecord]:
+        """The scan's records of these files, by file, line and column."""
+        marks = ",".join("?" * len(files))
+        rows = self.db.execute(
+            f"SELECT data FROM records WHERE scan_id = ? AND file IN ({marks})",
+            (scan.id, *files),
+        )
+        records = [ErrorRecord.from_dict(json.loads(data)) for (data,) in rows]
+        records.sort(key=lambda r: (r.file, r.line, r.col))
+        return records
+
+    def history(
+        self, repo: str, ids: Sequence[str]
+    ) -> dict[str, list[tuple[str, str | None, str | None]]]:
+        """For each of `ids`, (commit, commit date, message) of each stored scan of the
+        repository that holds it, oldest scan first."""
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "SELECT r.id, s.commit_sha, s.commit_date, json_extract(r.data, '$.message') "
+            f"FROM records r JOIN scans s ON s.id = r.scan_id WHERE s.repo = ? AND r.id IN "
+            f"({marks}) ORDER BY s.scanned_at, s.id",
+            (repo, *ids),
+        )
+        seen: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        for record_id, commit, date, message in rows:
+            seen.setdefault(record_id, []).append((commit, date, message))
+        return seen
+
     def latest_scans(self) -> list[StoredScan]:
         """Every repository's latest scan (what show and lookup search), by repository."""
         latest: dict[str, StoredScan] = {}

@@ -1,0 +1,416 @@
+"""`errscan site`: a static site of the store's latest scans, for any static host.
+
+    index.html                      the repositories, counts, a search box
+    repos/SLUG/index.html           a repository's errors, by file and by exception
+    errors/ID/index.html            one page per error, its address from its id alone
+    api/index.json, api/repos/SLUG.json, api/errors/ID.json     the JSON API
+    api/templates/SLUG.json         a repository's templates, for the paste box
+    static/, 404.html, sitemap.xml, pagefind/ (the search index)
+
+A repository is built one at a time from the store, so memory holds one repository's
+records. A file is written only where its bytes change (a temp file renamed into
+place), and files of an earlier build that this one no longer makes are removed (a
+manifest lists them): rebuilding after a new commit rewrites what changed, an
+unchanged store writes nothing, and a static host's sync uploads little.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from errscan.analyzer.index import BUILTIN_EXCEPTIONS
+from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
+from errscan.errors import InputError
+from errscan.models import ErrorRecord
+from errscan.site import page
+from errscan.site.highlight import Highlighter
+from errscan.site.render import cut, pygments_css, render
+
+MANIFEST = ".errscan-site.json"
+_STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
+
+
+@dataclass
+class Report:
+    repos: int = 0
+    errors: int = 0
+    files: int = 0  # files the site holds
+    written: list[str] = field(default_factory=list)  # written because their bytes changed
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    indexed: bool = False  # the search index was made again
+
+
+def slug(name: str) -> str:
+    """A repository's name as a path in the site: OWNER/NAME as it is where that is
+    plain, else its safe characters and a digest (names come from the repositories)."""
+    parts = name.split("/")
+    plain = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+    if len(parts) == 2 and all(plain.fullmatch(part) for part in parts):
+        return name
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "repo"
+    return f"{safe}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+class _Writer:
+    """Writes a file only where its bytes differ from what is there. A page made from
+    inputs whose digest (its key) the last build recorded, and still of the size it
+    wrote, is not even made again."""
+
+    def __init__(self, root: Path, old: dict[str, str]) -> None:
+        self.root = root
+        self.old = old  # the last build's keys, by path
+        self.made: dict[str, str] = {}  # path -> key ("" for none)
+        self.written: list[str] = []
+        self.sizes: dict[str, int] = {}
+
+    def kept(self, path: str, key: str) -> bool:
+        """Whether the page at `path` the last build made from `key` is there still."""
+        if not key or self.old.get(path) != key or not (self.root / path).is_file():
+            return False
+        self.made[path] = key
+        return True
+
+    def put(self, path: str, data: str | bytes, key: str = "") -> None:
+        body = data.encode("utf-8") if isinstance(data, str) else data
+        self.made[path] = key
+        target = self.root / path
+        with contextlib.suppress(OSError):
+            if target.stat().st_size == len(body) and target.read_bytes() == body:
+                return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(body)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self.written.append(path)
+
+
+def build(
+    db: Path,
+    out: Path,
+    repos: Sequence[str] = (),
+    *,
+    version: str,
+    build_id: str = "",
+    base_url: str = "",
+    search: bool = True,
+    jobs: int | None = None,
+) -> Report:
+    """Build the site of the latest stored scan of each repository (of `repos` only,
+    where named) into `out`, the error pages in `jobs` processes (default: the CPUs).
+    `build_id` names errscan's code (a page's key holds it: new code, new pages)."""
+    started = time.perf_counter()
+    report = Report()
+    if not db.exists():
+        raise InputError(f"no store at {db}")
+    out.mkdir(parents=True, exist_ok=True)
+    writer = _Writer(out, _manifest(out))
+    store = Store.open(db, create=False)
+    try:
+        scans = store.latest_scans()
+        if repos:
+            missing = sorted(set(repos) - {scan.repo for scan in scans})
+            if missing:
+                raise InputError(f"no stored scan of {missing[0]}")
+            scans = [scan for scan in scans if scan.repo in set(repos)]
+        summaries = []
+        for scan in scans:
+            settings = _Shared(db, out, scan, version, build_id or version, writer.old)
+            summaries.append(_repository(store, settings, writer, jobs))
+            report.repos += 1
+            report.errors += summaries[-1]["count"]
+    finally:
+        store.close()
+    root_view = {"root": "", "version": version}
+    writer.put("index.html", render("index.html", repos=summaries, **root_view))
+    writer.put("404.html", render("404.html", root="/", version=version))
+    index = {"repos": [{k: v for k, v in s.items() if k != "href"} for s in summaries]}
+    writer.put("api/index.json", _json(index))
+    static = resources.files("errscan.site") / "static"
+    for name in _STATIC:
+        writer.put(f"static/{name}", (static / name).read_bytes())
+    writer.put("static/pygments.css", pygments_css())
+    pages = ["", *(s["href"] for s in summaries), *(page.error_path(i) for i in _ids(writer))]
+    writer.put("sitemap.xml", render("sitemap.xml", base=base_url, paths=pages))
+    report.removed = _remove_stale(out, writer.old, writer.made)
+    made = {path: key for path, key in sorted(writer.made.items()) if path != MANIFEST}
+    writer.put(MANIFEST, _json({"files": made}))
+    report.written = writer.written
+    html_changed = any(p.endswith(".html") for p in report.written + report.removed)
+    if search and (html_changed or not (out / "pagefind").is_dir()):
+        _index(out)
+        report.indexed = True
+    report.files = len(writer.made)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _manifest(out: Path) -> dict[str, str]:
+    """The paths the last build made, with their keys."""
+    try:
+        files = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(files, dict):
+        return {}
+    return {p: k for p, k in files.items() if isinstance(p, str) and isinstance(k, str)}
+
+
+def _ids(writer: _Writer) -> Iterable[str]:
+    return sorted(p.split("/")[1] for p in writer.made if p.startswith("errors/"))
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+
+
+class Brief(NamedTuple):
+    """What a list or a related error shows of a record."""
+
+    id: str
+    kind: str
+    exception: str | None
+    message: str | None
+    file: str
+    line: int
+    area: str
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every error page of a repository's build needs (inherited by the workers)."""
+
+    db: Path
+    out: Path
+    scan: StoredScan
+    version: str
+    build_id: str
+    old: dict[str, str]
+
+
+# set before the workers fork: they read it rather than have it pickled to each
+_WORK: tuple[_Shared, dict[str, Brief], str] | None = None
+_CHUNK = 64  # records a worker takes at once, whole files
+
+
+def _repository(store: Store, shared: _Shared, writer: _Writer, jobs: int | None) -> dict[str, Any]:
+    """Write one repository's pages and JSON; its summary for the index."""
+    global _WORK
+    scan = shared.scan
+    briefs = {row[0]: Brief(*row) for row in store.briefs(scan)}
+    name = slug(scan.repo)
+    href = f"repos/{name}/"
+    kinds = Counter(page.KIND_WORDS.get(b.kind, b.kind) for b in briefs.values())
+    exceptions = Counter(page.simple_name(b.exception) for b in briefs.values())
+    summary: dict[str, Any] = {
+        "name": scan.repo, "slug": name, "href": href, "commit": scan.commit,
+        "commit_date": scan.commit_date, "count": len(briefs),
+        "kinds": sorted(kinds.items()), "exceptions": exceptions.most_common(3),
+        "all_exceptions": sorted(exceptions.items()), "api": f"api/repos/{name}.json",
+    }  # fmt: skip
+    chunks = _chunks(briefs.values())
+    _WORK = (shared, briefs, href)
+    try:
+        workers = min(jobs or os.cpu_count() or 1, len(chunks))
+        if workers > 1:
+            context = multiprocessing.get_context("fork")
+            with context.Pool(workers) as pool:
+                done = list(pool.imap_unordered(_error_pages, chunks))
+        else:
+            done = [_error_pages(chunk) for chunk in chunks]
+    finally:
+        _WORK = None
+    for made, written in done:
+        writer.made.update(made)
+        writer.written.extend(written)
+    items = [_item(b) for b in briefs.values()]
+    with_message = [i for i in items if i["resolved"]]
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    by_exception: dict[str, list[dict[str, Any]]] = {}
+    for item in with_message:
+        by_file.setdefault(item["file"], []).append(item)
+        by_exception.setdefault(item["exception"], []).append(item)
+    root = "../" * href.count("/")
+    writer.put(f"{href}index.html", render(
+        "repo.html", repo=summary, root=root, version=shared.version,
+        by_file=sorted(by_file.items()), by_exception=sorted(by_exception.items()),
+        unresolved=[i for i in items if not i["resolved"]],
+        config={"templates": f"{root}api/templates/{name}.json", "root": root},
+    ))  # fmt: skip
+    writer.put(summary["api"], _json({**{k: v for k, v in summary.items() if k != "href"},
+                                      "ids": sorted(briefs)}))  # fmt: skip
+    templates_path = f"api/templates/{name}.json"
+    if not writer.kept(templates_path, _key(shared.build_id, scan.id, scan.commit, len(briefs))):
+        records = store.records(scan)
+        writer.put(templates_path, _json(templates(records)),
+                   _key(shared.build_id, scan.id, scan.commit, len(briefs)))  # fmt: skip
+    return summary
+
+
+def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
+    """The files, in groups of about _CHUNK records."""
+    chunks: list[list[str]] = [[]]
+    count = 0
+    for file, group in itertools.groupby(briefs, key=lambda b: b.file):
+        if count >= _CHUNK:
+            chunks.append([])
+            count = 0
+        chunks[-1].append(file)
+        count += sum(1 for _ in group)
+    return [chunk for chunk in chunks if chunk]
+
+
+def _key(*parts: object) -> str:
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _error_pages(files: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The error pages and JSON of the records of `files` (run in a worker)."""
+    assert _WORK is not None
+    shared, briefs, repo_href = _WORK
+    writer = _Writer(shared.out, shared.old)
+    store = Store.open(shared.db, create=False)
+    try:
+        records = store.records_in(shared.scan, files)
+        seen = store.history(shared.scan.repo, [r.id for r in records])
+        highlighter = Highlighter()
+        lines: dict[int, str] | None = None
+        current = ""
+        for record in records:
+            history = [page.Seen(*row) for row in seen.get(record.id, ())]
+            found = _enrichment(store, record, briefs)
+            answer = None if found is None else (found.model, found.answer)
+            related = [briefs.get(i) for i in record.related]
+            key = _key(shared.build_id, record.to_dict(), related, answer, history,
+                       shared.scan.commit_date)  # fmt: skip
+            html_path = f"{page.error_path(record.id)}index.html"
+            json_path = f"api/errors/{record.id}.json"
+            if writer.kept(html_path, key) and writer.kept(json_path, key):
+                continue
+            if record.file != current:
+                lines, current = (
+                    highlighter.file_lines(r for r in records if r.file == record.file),
+                    record.file,
+                )
+            html = page.html_page(
+                record, briefs.get, found, history=history, commit_date=shared.scan.commit_date,
+                version=shared.version, root="../../", repo_href=repo_href, lines=lines,
+            )  # fmt: skip
+            writer.put(html_path, html, key)
+            writer.put(json_path, _json(_api_error(record, history, found)), key)
+    finally:
+        store.close()
+    return writer.made, writer.written
+
+
+def _item(brief: Brief) -> dict[str, Any]:
+    return {"href": page.error_path(brief.id), "kind": page.KIND_WORDS.get(brief.kind, ""),
+            "exception": page.simple_name(brief.exception), "message": cut(brief.message),
+            "file": brief.file, "line": brief.line, "area": brief.area or "code",
+            "resolved": brief.message is not None}  # fmt: skip
+
+
+def _enrichment(
+    store: Store, record: ErrorRecord, by_id: dict[str, Brief]
+) -> StoredEnrichment | None:
+    """The stored enrichment of the record's current facts, if any."""
+    from errscan.enrichment import digest, facts
+
+    return store.enrichment(record.id, digest(facts(record, by_id.get)))  # type: ignore[arg-type]
+
+
+def _api_error(
+    record: ErrorRecord, history: list[page.Seen], found: StoredEnrichment | None
+) -> dict[str, Any]:
+    return {
+        "record": record.to_dict(),
+        "history": [{"commit": s.commit, "date": s.date, "message": s.message} for s in history],
+        "enrichment": None if found is None else {"model": found.model, "prompt": found.prompt,
+                                                  **found.answer},
+    }  # fmt: skip
+
+
+def templates(records: Iterable[ErrorRecord]) -> dict[str, Any]:
+    """What the paste box matches against, by `errscan lookup`'s rules
+    (errscan/site/static/lookup.js): each record's templates as literal runs between
+    placeholders, its class names, place and re-raise clauses; and the builtin
+    exceptions' ancestors."""
+    from errscan.matching import _templates
+
+    rows = []
+    for record in records:
+        runs = []
+        for parts in _templates(record) if record.message is not None else []:
+            current = [""]
+            for text, _ in parts:
+                if text is None:
+                    current.append("")
+                else:
+                    current[-1] += text
+            runs.append(current)
+        names = {(record.exception or "").rsplit(".", 1)[-1]}
+        if record.exception_qualname:
+            names.add(record.exception_qualname.rsplit(".", 1)[-1])
+        rows.append({
+            "id": record.id, "kind": record.kind, "names": sorted(names),
+            "cls": (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1],
+            "bases": [b.rsplit(".", 1)[-1] for b in record.exception_bases],
+            "file": record.file, "line": record.line, "end_line": record.end_line,
+            "function": record.function, "reraises": list(record.reraises),
+            "message": record.message, "templates": runs,
+            "literal": sum(len(p.text or "") for p in record.message_parts),
+        })  # fmt: skip
+    builtins = {
+        name: [c.__name__ for c in cls.__mro__ if issubclass(c, BaseException)]
+        for name, cls in sorted(BUILTIN_EXCEPTIONS.items())
+    }
+    return {"records": rows, "builtins": builtins}
+
+
+def _remove_stale(out: Path, old: dict[str, str], made: dict[str, str]) -> list[str]:
+    """Files the last build made (its manifest lists them) that this one did not."""
+    removed = []
+    for path in sorted(old):
+        if path not in made and ".." not in path.split("/") and not path.startswith("/"):
+            with contextlib.suppress(OSError):
+                (out / path).unlink()
+                removed.append(path)
+    return removed
+
+
+def _index(out: Path) -> None:
+    """The search index, by Pagefind over the error pages (`data-pagefind-body`)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pagefind", "--site", str(out), "--silent"],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"pagefind could not index the site: {exc}") from exc
+    if done.returncode != 0:
+        said = " ".join((done.stderr or done.stdout).split())[:300]
+        raise InputError(f"pagefind could not index the site (pip install 'pagefind[bin]'): {said}")

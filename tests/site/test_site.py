@@ -1,0 +1,271 @@
+"""`errscan site` and `errscan serve`: the files, incremental rebuilds, the server, and the
+site in headless Chromium (Debian's, driven by Playwright)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import errscan
+from errscan.cli import cli
+from errscan.site.build import slug
+from tests.support import ROOT, build_repo, commit_all, git, write
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(os.environ.get("ERRSCAN_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
+_LIB = f"""
+def load(path):
+    raise ValueError(f"cannot load the weights file {{path!r}}: not supported")
+
+
+def check(value):
+    if value < 0:
+        raise ValueError("value must be non-negative, not supported")
+
+
+def hostile():
+    raise RuntimeError({HOSTILE!r})
+"""
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    done = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return done.exit_code, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A store of two fixture repositories (one named as on GitHub) and its site."""
+    root = tmp_path_factory.mktemp("site")
+    basic = build_repo(root / "basic", "basic")
+    lib = root / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q", "-b", "main")
+    write(lib, "weights/loader.py", _LIB)
+    commit_all(lib, "first")
+    db = root / "errscan.db"
+    cache = root / "cache"
+    for target, name in ((basic, "acme/engine"), (lib, "acme/weights")):
+        code, _, err = run("extract", str(target), "-q", "-o", os.devnull, "--db", str(db),
+                           "--repo-name", name, "--cache-dir", str(cache))  # fmt: skip
+        assert code == 0, err
+    site = root / "out"
+    code, _, err = run("site", "--db", str(db), "-o", str(site))
+    assert code == 0, err
+    return {"root": root, "basic": basic, "lib": lib, "db": db, "site": site, "cache": cache}
+
+
+def records(built: dict[str, Path], name: str) -> list[errscan.ErrorRecord]:
+    return errscan.stored_records([name], built["db"])
+
+
+def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
+    site = built["site"]
+    for path in ("index.html", "404.html", "sitemap.xml", "api/index.json",
+                 "repos/acme/engine/index.html", "api/repos/acme/weights.json",
+                 "api/templates/acme/weights.json", "static/site.css",
+                 "pagefind/pagefind.js"):  # fmt: skip
+        assert (site / path).is_file(), path
+    for record in records(built, "acme/engine") + records(built, "acme/weights"):
+        page = (site / "errors" / record.id / "index.html").read_text()
+        assert 'name="viewport"' in page and "Content-Security-Policy" in page
+        data = json.loads((site / "api" / "errors" / f"{record.id}.json").read_text())
+        assert data["record"] == record.to_dict()
+        assert data["history"][-1]["commit"] == record.commit
+    summary = json.loads((site / "api/repos/acme/engine.json").read_text())
+    assert sorted(summary["ids"]) == sorted(r.id for r in records(built, "acme/engine"))
+    assert "<loc>errors/" in (site / "sitemap.xml").read_text()
+
+
+def test_what_a_repository_holds_is_escaped_everywhere(built: dict[str, Path]) -> None:
+    site = built["site"]
+    hostile = next(r for r in records(built, "acme/weights") if r.function == "hostile")
+    page = (site / "errors" / hostile.id / "index.html").read_text()
+    assert "<script>window" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in page
+    for path in ("repos/acme/weights/index.html", "index.html"):
+        assert "<img src=x" not in (site / path).read_text()
+    # every script is a file of the site: none inline (JSON data is no script), no
+    # element of a repository's text, no event handler
+    for html in site.rglob("*.html"):
+        tags = _Tags()
+        tags.feed(html.read_text())
+        assert "img" not in tags.names
+        for name, attrs in tags.found:
+            assert not any(key.startswith("on") for key in attrs), html
+            if name == "script":
+                assert "src" in attrs or attrs.get("type") == "application/json", html
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, dict[str, str | None]]] = []
+        self.names: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, dict(attrs)))
+        self.names.add(tag)
+
+
+def test_a_repository_name_is_a_safe_path() -> None:
+    assert slug("acme/engine") == "acme/engine"
+    for name in ("~/src/x y", "../../etc", "a/b/c", "<script>"):
+        made = slug(name)
+        assert "/" not in made and ".." not in made and "<" not in made
+
+
+def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    site = tmp_path / "copy"
+    shutil.copytree(built["site"], site)
+    db = tmp_path / "errscan.db"
+    shutil.copy(built["db"], db)
+    before = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+    report = errscan.build_site(site, db)
+    assert report.written == [] and report.removed == [] and not report.indexed
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == before
+    # a new commit of one repository: its changed pages, and what lists them
+    lib = built["lib"]
+    text = (lib / "weights/loader.py").read_text()
+    write(lib, "weights/loader.py", text.replace("not supported\")\n\n\ndef hostile",
+                                                 "not supported!\")\n\n\ndef hostile"))  # fmt: skip
+    commit_all(lib, "reword")
+    code, _, err = run("extract", str(lib), "-q", "-o", os.devnull, "--db", str(db),
+                       "--repo-name", "acme/weights",
+                       "--cache-dir", str(built["cache"]))  # fmt: skip
+    assert code == 0, err
+    report = errscan.build_site(site, db)
+    reworded = next(r for r in records({"db": db}, "acme/weights") if r.function == "check")
+    assert f"errors/{reworded.id}/index.html" in report.written
+    assert not any(p.startswith("errors/") and "acme" in p for p in report.written)
+    engine_pages = {f"errors/{r.id}/index.html" for r in records(built, "acme/engine")}
+    assert not engine_pages & set(report.written)  # the other repository's pages stand
+    assert report.removed  # the old id's page and JSON
+    history = json.loads((site / "api/errors" / f"{reworded.id}.json").read_text())["history"]
+    assert history == [] or history[-1]["commit"] == reworded.commit
+
+
+@pytest.fixture
+def served(built: dict[str, Path]) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "errscan", "serve", str(built["site"]), "--port", str(port)],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.headers["Content-Type"], answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read()
+
+
+def test_serve_gives_types_extensionless_api_and_no_escape(
+    built: dict[str, Path], served: str
+) -> None:
+    record = records(built, "acme/engine")[0]
+    status, kind, body = _get(f"{served}/api/errors/{record.id}")
+    assert status == 200 and kind == "application/json"
+    assert json.loads(body)["record"]["id"] == record.id
+    assert _get(f"{served}/static/lookup.js")[1].startswith("text/javascript")
+    assert _get(f"{served}/errors/{record.id}/")[1].startswith("text/html")
+    assert _get(f"{served}/pagefind/pagefind.js")[0] == 200
+    for path in ("/nothing", "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/"):
+        status, _, body = _get(served + path)
+        assert status == 404 and b"Not found" in body
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run does)")
+def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    weights = {r.function: r for r in records(built, "acme/weights")}
+    load = weights["load"]
+    # a real traceback: the fixture's own function, run
+    script = (
+        f"import sys; sys.path.insert(0, {str(built['lib'])!r})\n"
+        "import weights.loader\nweights.loader.load('/tmp/w.bin')"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    traceback = ran.stderr
+    assert "ValueError: cannot load the weights file '/tmp/w.bin'" in traceback
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            # search the index for a runtime message, its runtime part filled in
+            page.goto(served + "/")
+            page.fill("#q", "cannot load the weights file '/tmp/w.bin': not supported")
+            page.wait_for_selector("#hits li a", timeout=15_000)
+            page.screenshot(path=str(ARTIFACTS / "index-1280.png"), full_page=True)
+            page.click(f"#hits li a[href*='{load.id}']")
+            page.wait_for_url(f"**/errors/{load.id}/")
+            marked = page.inner_text(".highlight .hll")
+            assert "raise ValueError" in marked
+            assert str(page.get_attribute("a.pinned", "href")).startswith(
+                f"https://github.com/acme/weights/blob/{load.commit}/weights/loader.py#L"
+            )
+            page.screenshot(path=str(ARTIFACTS / "error-1280.png"), full_page=True)
+            page.set_viewport_size({"width": 400, "height": 900})
+            page.screenshot(path=str(ARTIFACTS / "error-400.png"), full_page=True)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 400  # nothing wider than the screen
+            page.set_viewport_size({"width": 1280, "height": 900})
+            # a related error
+            first = page.locator("ul.related a").first
+            target = str(first.get_attribute("href"))
+            first.click()
+            page.wait_for_url(f"**/{target.split('/', 2)[-1]}")
+            # the JSON API is the record
+            answer = page.request.get(f"{served}/api/errors/{load.id}")
+            assert answer.json()["record"] == load.to_dict()
+            # the paste box, a real traceback
+            page.goto(f"{served}/repos/acme/weights/")
+            page.fill("#paste", traceback)
+            page.wait_for_selector("#paste-hits li a", timeout=10_000)
+            page.screenshot(path=str(ARTIFACTS / "repo-1280.png"), full_page=True)
+            page.click("#paste-hits li a >> nth=0")
+            page.wait_for_url(f"**/errors/{load.id}/")
+            # a message holding markup shows as text and runs nothing
+            page.goto(f"{served}/errors/{weights['hostile'].id}/")
+            assert HOSTILE in page.inner_text("pre.message")
+            assert page.evaluate("window.pwned") is None
+            assert page.locator("main img").count() == 0
+            assert errors == []
+        finally:
+            browser.close()
