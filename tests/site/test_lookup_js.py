@@ -1,0 +1,80 @@
+"""The paste box's lookup (errscan/site/static/lookup.js, run by Node) gives what
+`errscan lookup` gives, in the same order, on real tracebacks of installed libraries."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import errscan
+from errscan.models import ErrorRecord
+from errscan.site.build import templates
+from tests import real_tracebacks
+
+NODE = shutil.which("node")
+_RUNNER = """
+import { lookup, makeIndex } from "./lookup.mjs";
+import { readFileSync } from "node:fs";
+const input = JSON.parse(readFileSync(0, "utf8"));
+const indexes = Object.fromEntries(
+  Object.entries(input.indexes).map(([name, data]) => [name, makeIndex(data)]));
+const out = input.cases.map(([name, text]) => lookup(text, indexes[name]).map(
+  (match) => [match.record.id, match.kind]));
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def library_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[ErrorRecord]]:
+    work = tmp_path_factory.mktemp("libraries")
+    return {
+        library: list(errscan.extract(str(real_tracebacks.library_repo(work / library, library))))
+        for library in real_tracebacks.LIBRARIES
+    }
+
+
+def _in_node(tmp_path: Path, indexes: dict[str, Any], cases: list[tuple[str, str]]) -> object:
+    assert NODE is not None
+    source = resources.files("errscan.site") / "static" / "lookup.js"
+    (tmp_path / "lookup.mjs").write_bytes(source.read_bytes())
+    (tmp_path / "run.mjs").write_text(_RUNNER)
+    done = subprocess.run(
+        [NODE, "run.mjs"], cwd=tmp_path, input=json.dumps({"indexes": indexes, "cases": cases}),
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_browser_lookup_ranks_as_errscan_lookup(
+    library_records: dict[str, list[ErrorRecord]], tmp_path: Path
+) -> None:
+    cases: list[tuple[str, str]] = []
+    calls: list[tuple[str, Callable[[], object]]] = [
+        (library, call) for library, _name, call in real_tracebacks.CASES
+    ]
+    for library, call in calls:
+        raised = real_tracebacks.run(library, call)
+        cases.append((library, raised.text))
+        cases.append((library, raised.text.strip().splitlines()[-1]))  # `Type: message` alone
+        cases.append((library, raised.message))  # the message alone
+    indexes = {name: templates(records) for name, records in library_records.items()}
+    found = _in_node(tmp_path, indexes, cases)
+    assert isinstance(found, list)
+    agreed = 0
+    for (library, text), answer in zip(cases, found, strict=True):
+        expected = [
+            [m.record.id, m.kind]
+            for m in errscan.lookup(text, library_records[library])
+            if m.kind != "close"  # similarity, the last resort, is errscan lookup's alone
+        ]
+        assert answer == expected, (library, text)
+        agreed += bool(expected)
+    assert agreed >= len(cases) * 0.8  # most cases find something: the test is not empty
