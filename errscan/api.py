@@ -744,15 +744,14 @@ def build_site(
     repos: Sequence[str] = (),
     *,
     base_url: str = "",
-    search: bool = True,
     jobs: int | None = None,
 ) -> site_stage.Report:
     """Build the static site of the latest stored scan of each repository (of `repos`
     where named) into `out`, the error pages in `jobs` processes (default: the CPUs):
-    only files whose bytes change are written. `search`: index it with Pagefind."""
+    only files whose bytes change are written, its search index included."""
     path = Path(db) if db is not None else store_stage.default_path()
     return site_stage.build(path, Path(out), repos, version=__version__, build_id=_BUILD,
-                            base_url=base_url, search=search, jobs=jobs)  # fmt: skip
+                            base_url=base_url, jobs=jobs)  # fmt: skip
 
 
 def enrichment_of(

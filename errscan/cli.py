@@ -785,18 +785,23 @@ def track_command(config: Path, db: Path | None, report_dir: Path, cache_dir: Pa
 @click.option(
     "--base-url", default="", metavar="URL", help="Where the site is hosted, for sitemap.xml."
 )
-@click.option("--no-search", is_flag=True, help="Make no search index (no Pagefind run).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Page workers [the CPUs].")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 def site_command(
-    repos: tuple[str, ...], db: Path | None, out: Path, base_url: str, no_search: bool, quiet: bool
+    repos: tuple[str, ...],
+    db: Path | None,
+    out: Path,
+    base_url: str,
+    jobs: int | None,
+    quiet: bool,
 ) -> int:
     """Build a static site of the store's latest scan of each repository (or of REPOs)."""
-    report = errscan.build_site(out, db, repos, base_url=base_url, search=not no_search)
+    report = errscan.build_site(out, db, repos, base_url=base_url, jobs=jobs)
     if not quiet:
         click.echo(
             f"errscan: {report.repos} repositories, {report.errors} errors, {report.files} "
-            f"files; {len(report.written)} written, {len(report.removed)} removed"
-            f"{', search index made' if report.indexed else ''}, {report.seconds:.2f}s",
+            f"files; {len(report.written)} written, {len(report.removed)} removed, "
+            f"{report.seconds:.2f}s",
             err=True,
         )
     return EXIT_OK

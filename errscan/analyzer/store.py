@@ -266,42 +266,58 @@ class Store:
         )
 
     def briefs(self, scan: StoredScan) -> Iterator[tuple[Any, ...]]:
-        """(id, kind, exception, message, file, line, area) of each record of the scan,
-        by file and line: what a list or a related error shows, without the rest."""
+        """(id, kind, exception, message, file, line, area, function) of each record of
+        the scan, by file and line: what a list, a search or a related error shows."""
         rows = self.db.execute(
             "SELECT id, json_extract(data, '$.kind'), exception, json_extract(data, "
-            "'$.message'), file, line, json_extract(data, '$.area') FROM records "
+            "'$.message'), file, line, json_extract(data, '$.area'), json_extract(data, "
+            "'$.function') FROM records "
             "WHERE scan_id = ? ORDER BY file, line, id",
             (scan.id,),
         )
         yield from rows
 
-    def records_in(self, scan: StoredScan, files: Sequence[str]) -> list[ErrorRecord]:
-        """The scan's records of these files, by file, line and column."""
-        marks = ",".join("?" * len(files))
+    def rows_of(self, scan: StoredScan, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, its related ids as JSON, the record as JSON) of these records of the
+        scan, by file and line: read, not yet parsed."""
+        marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT data FROM records WHERE scan_id = ? AND file IN ({marks})",
-            (scan.id, *files),
+            "SELECT id, json_extract(data, '$.related'), data FROM records "
+            f"WHERE scan_id = ? AND id IN ({marks}) ORDER BY file, line, id",
+            (scan.id, *ids),
         )
-        records = [ErrorRecord.from_dict(json.loads(data)) for (data,) in rows]
-        records.sort(key=lambda r: (r.file, r.line, r.col))
-        return records
+        return list(rows)
+
+    def enrichments_of(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+        """(facts digest, model, time) of each stored enrichment of these records."""
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT record_id, facts, model, created FROM enrichments WHERE record_id IN "
+            f"({marks}) ORDER BY record_id, created, facts, model",
+            tuple(ids),
+        )
+        found: dict[str, list[tuple[str, str, float]]] = {}
+        for record_id, facts, model, created in rows:
+            found.setdefault(record_id, []).append((facts, model, created))
+        return found
 
     def history(
         self, repo: str, ids: Sequence[str]
-    ) -> dict[str, list[tuple[str, str | None, str | None]]]:
-        """For each of `ids`, (commit, commit date, message) of each stored scan of the
-        repository that holds it, oldest scan first."""
+    ) -> dict[str, list[tuple[str, str | None, str | None, str]]]:
+        """For each of `ids`, (commit, commit date, message, the record as JSON without
+        its commit, URL and related ids) of each stored scan of the repository that
+        holds it, oldest scan first."""
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            "SELECT r.id, s.commit_sha, s.commit_date, json_extract(r.data, '$.message') "
+            "SELECT r.id, s.commit_sha, s.commit_date, json_extract(r.data, '$.message'), "
+            "json_remove(r.data, '$.commit', '$.url', '$.related') "
             f"FROM records r JOIN scans s ON s.id = r.scan_id WHERE s.repo = ? AND r.id IN "
             f"({marks}) ORDER BY s.scanned_at, s.id",
             (repo, *ids),
         )
-        seen: dict[str, list[tuple[str, str | None, str | None]]] = {}
-        for record_id, commit, date, message in rows:
-            seen.setdefault(record_id, []).append((commit, date, message))
+        seen: dict[str, list[tuple[str, str | None, str | None, str]]] = {}
+        for record_id, commit, date, message, rest in rows:
+            seen.setdefault(record_id, []).append((commit, date, message, rest))
         return seen
 
     def latest_scans(self) -> list[StoredScan]:

@@ -5,7 +5,8 @@
     errors/ID/index.html            one page per error, its address from its id alone
     api/index.json, api/repos/SLUG.json, api/errors/ID.json     the JSON API
     api/templates/SLUG.json         a repository's templates, for the paste box
-    static/, 404.html, sitemap.xml, pagefind/ (the search index)
+    search/                         the search index (errscan/site/search.py)
+    static/, 404.html, sitemap.xml
 
 A repository is built one at a time from the store, so memory holds one repository's
 records. A file is written only where its bytes change (a temp file renamed into
@@ -17,14 +18,13 @@ unchanged store writes nothing, and a static host's sync uploads little.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
 import multiprocessing
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -38,7 +38,7 @@ from errscan.analyzer.index import BUILTIN_EXCEPTIONS
 from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
 from errscan.errors import InputError
 from errscan.models import ErrorRecord
-from errscan.site import page
+from errscan.site import page, search
 from errscan.site.highlight import Highlighter
 from errscan.site.render import cut, pygments_css, render
 
@@ -54,7 +54,6 @@ class Report:
     written: list[str] = field(default_factory=list)  # written because their bytes changed
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    indexed: bool = False  # the search index was made again
 
 
 def slug(name: str) -> str:
@@ -116,7 +115,6 @@ def build(
     version: str,
     build_id: str = "",
     base_url: str = "",
-    search: bool = True,
     jobs: int | None = None,
 ) -> Report:
     """Build the site of the latest stored scan of each repository (of `repos` only,
@@ -128,6 +126,7 @@ def build(
         raise InputError(f"no store at {db}")
     out.mkdir(parents=True, exist_ok=True)
     writer = _Writer(out, _manifest(out))
+    found = search.Index()
     store = Store.open(db, create=False)
     try:
         scans = store.latest_scans()
@@ -139,7 +138,7 @@ def build(
         summaries = []
         for scan in scans:
             settings = _Shared(db, out, scan, version, build_id or version, writer.old)
-            summaries.append(_repository(store, settings, writer, jobs))
+            summaries.append(_repository(store, settings, writer, jobs, found))
             report.repos += 1
             report.errors += summaries[-1]["count"]
     finally:
@@ -155,14 +154,11 @@ def build(
     writer.put("static/pygments.css", pygments_css())
     pages = ["", *(s["href"] for s in summaries), *(page.error_path(i) for i in _ids(writer))]
     writer.put("sitemap.xml", render("sitemap.xml", base=base_url, paths=pages))
+    found.write(writer.put)
     report.removed = _remove_stale(out, writer.old, writer.made)
     made = {path: key for path, key in sorted(writer.made.items()) if path != MANIFEST}
     writer.put(MANIFEST, _json({"files": made}))
     report.written = writer.written
-    html_changed = any(p.endswith(".html") for p in report.written + report.removed)
-    if search and (html_changed or not (out / "pagefind").is_dir()):
-        _index(out)
-        report.indexed = True
     report.files = len(writer.made)
     report.seconds = time.perf_counter() - started
     return report
@@ -180,11 +176,12 @@ def _manifest(out: Path) -> dict[str, str]:
 
 
 def _ids(writer: _Writer) -> Iterable[str]:
-    return sorted(p.split("/")[1] for p in writer.made if p.startswith("errors/"))
+    return sorted(p[7:-5] for p in writer.made if p.startswith("errors/") and p.endswith(".html"))
 
 
 def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+    # compact: with an indent, json encodes in Python, a third of a build's time
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 class Brief(NamedTuple):
@@ -197,6 +194,7 @@ class Brief(NamedTuple):
     file: str
     line: int
     area: str
+    function: str
 
 
 @dataclass(frozen=True)
@@ -216,13 +214,20 @@ _WORK: tuple[_Shared, dict[str, Brief], str] | None = None
 _CHUNK = 64  # records a worker takes at once, whole files
 
 
-def _repository(store: Store, shared: _Shared, writer: _Writer, jobs: int | None) -> dict[str, Any]:
+def _repository(
+    store: Store, shared: _Shared, writer: _Writer, jobs: int | None, found: search.Index
+) -> dict[str, Any]:
     """Write one repository's pages and JSON; its summary for the index."""
     global _WORK
     scan = shared.scan
     briefs = {row[0]: Brief(*row) for row in store.briefs(scan)}
     name = slug(scan.repo)
     href = f"repos/{name}/"
+    for brief in briefs.values():
+        exception = page.simple_name(brief.exception)
+        fields = [brief.message or "", exception, brief.file, brief.function or "", brief.id]
+        shown = [scan.repo, exception, cut(brief.message), page.error_path(brief.id)]
+        found.add(brief.id, [*fields, scan.repo], shown)
     kinds = Counter(page.KIND_WORDS.get(b.kind, b.kind) for b in briefs.values())
     exceptions = Counter(page.simple_name(b.exception) for b in briefs.values())
     summary: dict[str, Any] = {
@@ -271,16 +276,33 @@ def _repository(store: Store, shared: _Shared, writer: _Writer, jobs: int | None
 
 
 def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
-    """The files, in groups of about _CHUNK records."""
+    """The records' ids in groups of about _CHUNK, whole files each."""
     chunks: list[list[str]] = [[]]
-    count = 0
-    for file, group in itertools.groupby(briefs, key=lambda b: b.file):
-        if count >= _CHUNK:
+    for _, group in itertools.groupby(briefs, key=lambda b: b.file):
+        if len(chunks[-1]) >= _CHUNK:
             chunks.append([])
-            count = 0
-        chunks[-1].append(file)
-        count += sum(1 for _ in group)
+        chunks[-1].extend(brief.id for brief in group)
     return [chunk for chunk in chunks if chunk]
+
+
+def _since(rows: Sequence[tuple[str, str | None, str | None, str]]) -> page.Seen | None:
+    """The first of the latest scans in which the record is as in the last one (its
+    commit, URL and related ids aside): where its code is still the code shown."""
+    if not rows:
+        return None
+    first = len(rows) - 1
+    while first > 0 and rows[first - 1][3] == rows[-1][3]:
+        first -= 1
+    return page.Seen(*rows[first][:3])
+
+
+def _pinned(record: ErrorRecord, since: page.Seen | None) -> ErrorRecord:
+    """The record with its commit and link those of `since`: a page that changes only
+    when the error does (a static host's sync then uploads little)."""
+    if since is None or since.commit == record.commit:
+        return record
+    url = record.url.replace(record.commit, since.commit) if record.url else record.url
+    return dataclasses.replace(record, commit=since.commit, url=url)
 
 
 def _key(*parts: object) -> str:
@@ -288,40 +310,46 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _error_pages(files: list[str]) -> tuple[dict[str, str], list[str]]:
-    """The error pages and JSON of the records of `files` (run in a worker)."""
+def _error_pages(ids: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The error pages and JSON of these records (run in a worker)."""
     assert _WORK is not None
     shared, briefs, repo_href = _WORK
     writer = _Writer(shared.out, shared.old)
     store = Store.open(shared.db, create=False)
     try:
-        records = store.records_in(shared.scan, files)
-        seen = store.history(shared.scan.repo, [r.id for r in records])
-        highlighter = Highlighter()
-        lines: dict[int, str] | None = None
-        current = ""
-        for record in records:
-            history = [page.Seen(*row) for row in seen.get(record.id, ())]
-            found = _enrichment(store, record, briefs)
-            answer = None if found is None else (found.model, found.answer)
-            related = [briefs.get(i) for i in record.related]
-            key = _key(shared.build_id, record.to_dict(), related, answer, history,
-                       shared.scan.commit_date)  # fmt: skip
-            html_path = f"{page.error_path(record.id)}index.html"
-            json_path = f"api/errors/{record.id}.json"
+        rows = store.rows_of(shared.scan, ids)
+        seen = store.history(shared.scan.repo, ids)
+        enriched = store.enrichments_of(ids)
+        todo: list[tuple[ErrorRecord, str, list[page.Seen], page.Seen | None, str | None]] = []
+        for record_id, related_ids, data in rows:
+            held = seen.get(record_id, [])
+            history = page.changes([page.Seen(*row[:3]) for row in held])
+            since = _since(held)
+            related = json.loads(related_ids or "[]")
+            date = since.date if since is not None else shared.scan.commit_date
+            # what the pages show, from the rows as read: a page kept is never parsed
+            key = _key(shared.build_id, held[-1][3] if held else data, since, related,
+                       [briefs.get(i) for i in related], enriched.get(record_id), history,
+                       date)  # fmt: skip
+            html_path = page.error_path(record_id)
+            json_path = f"api/errors/{record_id}.json"
             if writer.kept(html_path, key) and writer.kept(json_path, key):
                 continue
-            if record.file != current:
-                lines, current = (
-                    highlighter.file_lines(r for r in records if r.file == record.file),
-                    record.file,
-                )
-            html = page.html_page(
-                record, briefs.get, found, history=history, commit_date=shared.scan.commit_date,
-                version=shared.version, root="../../", repo_href=repo_href, lines=lines,
-            )  # fmt: skip
-            writer.put(html_path, html, key)
-            writer.put(json_path, _json(_api_error(record, history, found)), key)
+            record = _pinned(ErrorRecord.from_dict(json.loads(data)), since)
+            todo.append((record, key, history, since, date))
+        highlighter = Highlighter()
+        for _, group in itertools.groupby(todo, key=lambda item: item[0].file):
+            made = list(group)
+            lines = highlighter.file_lines(item[0] for item in made)
+            for record, key, history, since, date in made:
+                found = _enrichment(store, record, briefs) if record.id in enriched else None
+                html = page.html_page(
+                    record, briefs.get, found, history=history, since=since, commit_date=date,
+                    version=shared.version, root="../", repo_href=repo_href, lines=lines,
+                )  # fmt: skip
+                writer.put(page.error_path(record.id), html, key)
+                writer.put(f"api/errors/{record.id}.json",
+                           _json(_api_error(record, history, found)), key)  # fmt: skip
     finally:
         store.close()
     return writer.made, writer.written
@@ -344,7 +372,7 @@ def _enrichment(
 
 
 def _api_error(
-    record: ErrorRecord, history: list[page.Seen], found: StoredEnrichment | None
+    record: ErrorRecord, history: Sequence[page.Seen], found: StoredEnrichment | None
 ) -> dict[str, Any]:
     return {
         "record": record.to_dict(),
@@ -400,17 +428,3 @@ def _remove_stale(out: Path, old: dict[str, str], made: dict[str, str]) -> list[
                 (out / path).unlink()
                 removed.append(path)
     return removed
-
-
-def _index(out: Path) -> None:
-    """The search index, by Pagefind over the error pages (`data-pagefind-body`)."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pagefind", "--site", str(out), "--silent"],
-            capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"pagefind could not index the site: {exc}") from exc
-    if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout).split())[:300]
-        raise InputError(f"pagefind could not index the site (pip install 'pagefind[bin]'): {said}")

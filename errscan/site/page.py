@@ -68,7 +68,7 @@ def title(record: ErrorRecord) -> str:
 def error_path(record_id: str) -> str:
     """Where an error's page is in the site, from its id alone (ids are stable, so the
     address is too)."""
-    return f"errors/{record_id}/"
+    return f"errors/{record_id}.html"
 
 
 def _enrichment(found: StoredEnrichment | None) -> dict[str, Any] | None:
@@ -92,8 +92,15 @@ def _enrichment(found: StoredEnrichment | None) -> dict[str, Any] | None:
     return view if has_any else None
 
 
-def _history(seen: Sequence[Seen]) -> dict[str, Any] | None:
-    """First seen, last seen, and each rewording with the template it replaced."""
+def changes(seen: Sequence[Seen]) -> list[Seen]:
+    """The scans where the error first appeared, and where its message changed: its
+    history as it reads, the same whatever later scans changed nothing of it."""
+    return [now for i, now in enumerate(seen) if i == 0 or now.message != seen[i - 1].message]
+
+
+def _history(seen: Sequence[Seen], since: Seen | None) -> dict[str, Any] | None:
+    """First seen, each rewording with the template it replaced, and the commit since
+    which the error is as it is now (where its page's link is pinned)."""
     if not seen:
         return None
     rewordings = [
@@ -101,8 +108,7 @@ def _history(seen: Sequence[Seen]) -> dict[str, Any] | None:
         for before, now in itertools.pairwise(seen)
         if now.message != before.message
     ]
-    first, last = seen[0], seen[-1]
-    return {"first": first, "last": last, "scans": len(seen), "rewordings": rewordings}
+    return {"first": seen[0], "since": since, "rewordings": rewordings}
 
 
 def view(
@@ -111,6 +117,7 @@ def view(
     enrichment: StoredEnrichment | None = None,
     *,
     history: Sequence[Seen] = (),
+    since: Seen | None = None,
     commit_date: str | None = None,
     version: str = "",
     root: str | None = None,
@@ -145,12 +152,15 @@ def view(
         "url": link_url(record.url),
         "related": related,
         "enrichment": _enrichment(enrichment),
-        "history": _history(history),
+        "history": _history(history, since),
         "commit_date": commit_date,
         "version": version,
         "root": root,
         "repo_href": repo_href,
-        "record_json": json.dumps(record.to_dict(), sort_keys=True, ensure_ascii=True, indent=2),
+        # for a page of its own only: the site has the JSON API
+        "record_json": None
+        if root is not None
+        else json.dumps(record.to_dict(), sort_keys=True, ensure_ascii=True, indent=2),
     }
 
 

@@ -78,3 +78,27 @@ def test_the_browser_lookup_ranks_as_errscan_lookup(
         assert answer == expected, (library, text)
         agreed += bool(expected)
     assert agreed >= len(cases) * 0.8  # most cases find something: the test is not empty
+
+
+_WORDS = """
+import { words } from "./search.mjs";
+import { readFileSync } from "node:fs";
+const texts = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(texts.map((text) => words(text).sort())));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_query_is_split_into_words_as_the_index_is(tmp_path: Path) -> None:
+    from errscan.site.search import words
+
+    texts = ["cannot load {path!r}: not supported", "Engine.__init__ x 7 y_z",
+             "Ünïcödé naïve—ok", "ValueError: bad 'v2.1' (id=3f9a)", "日本語のメッセージ",
+             "a b c 1 2 33", ""]  # fmt: skip
+    assert NODE is not None
+    source = resources.files("errscan.site") / "static" / "search.js"
+    (tmp_path / "search.mjs").write_bytes(source.read_bytes())
+    (tmp_path / "words.mjs").write_text(_WORDS)
+    done = subprocess.run([NODE, "words.mjs"], cwd=tmp_path, input=json.dumps(texts),
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert json.loads(done.stdout) == [sorted(words(text)) for text in texts]

@@ -77,11 +77,11 @@ def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
     site = built["site"]
     for path in ("index.html", "404.html", "sitemap.xml", "api/index.json",
                  "repos/acme/engine/index.html", "api/repos/acme/weights.json",
-                 "api/templates/acme/weights.json", "static/site.css",
-                 "pagefind/pagefind.js"):  # fmt: skip
+                 "api/templates/acme/weights.json", "static/site.css", "static/search.js",
+                 "search/meta.json"):  # fmt: skip
         assert (site / path).is_file(), path
     for record in records(built, "acme/engine") + records(built, "acme/weights"):
-        page = (site / "errors" / record.id / "index.html").read_text()
+        page = (site / "errors" / f"{record.id}.html").read_text()
         assert 'name="viewport"' in page and "Content-Security-Policy" in page
         data = json.loads((site / "api" / "errors" / f"{record.id}.json").read_text())
         assert data["record"] == record.to_dict()
@@ -94,7 +94,7 @@ def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
 def test_what_a_repository_holds_is_escaped_everywhere(built: dict[str, Path]) -> None:
     site = built["site"]
     hostile = next(r for r in records(built, "acme/weights") if r.function == "hostile")
-    page = (site / "errors" / hostile.id / "index.html").read_text()
+    page = (site / "errors" / f"{hostile.id}.html").read_text()
     assert "<script>window" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in page
     for path in ("repos/acme/weights/index.html", "index.html"):
@@ -138,7 +138,7 @@ def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
     shutil.copy(built["db"], db)
     before = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
     report = errscan.build_site(site, db)
-    assert report.written == [] and report.removed == [] and not report.indexed
+    assert report.written == [] and report.removed == []
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == before
     # a new commit of one repository: its changed pages, and what lists them
     lib = built["lib"]
@@ -152,9 +152,9 @@ def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
     assert code == 0, err
     report = errscan.build_site(site, db)
     reworded = next(r for r in records({"db": db}, "acme/weights") if r.function == "check")
-    assert f"errors/{reworded.id}/index.html" in report.written
+    assert f"errors/{reworded.id}.html" in report.written
     assert not any(p.startswith("errors/") and "acme" in p for p in report.written)
-    engine_pages = {f"errors/{r.id}/index.html" for r in records(built, "acme/engine")}
+    engine_pages = {f"errors/{r.id}.html" for r in records(built, "acme/engine")}
     assert not engine_pages & set(report.written)  # the other repository's pages stand
     assert report.removed  # the old id's page and JSON
     history = json.loads((site / "api/errors" / f"{reworded.id}.json").read_text())["history"]
@@ -200,8 +200,9 @@ def test_serve_gives_types_extensionless_api_and_no_escape(
     assert status == 200 and kind == "application/json"
     assert json.loads(body)["record"]["id"] == record.id
     assert _get(f"{served}/static/lookup.js")[1].startswith("text/javascript")
-    assert _get(f"{served}/errors/{record.id}/")[1].startswith("text/html")
-    assert _get(f"{served}/pagefind/pagefind.js")[0] == 200
+    assert _get(f"{served}/errors/{record.id}.html")[1].startswith("text/html")
+    assert _get(f"{served}/errors/{record.id}")[1].startswith("text/html")  # pretty address
+    assert _get(f"{served}/search/meta.json")[1] == "application/json"
     for path in ("/nothing", "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/"):
         status, _, body = _get(served + path)
         assert status == 404 and b"Not found" in body
@@ -234,7 +235,7 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             page.wait_for_selector("#hits li a", timeout=15_000)
             page.screenshot(path=str(ARTIFACTS / "index-1280.png"), full_page=True)
             page.click(f"#hits li a[href*='{load.id}']")
-            page.wait_for_url(f"**/errors/{load.id}/")
+            page.wait_for_url(f"**/errors/{load.id}.html")
             marked = page.inner_text(".highlight .hll")
             assert "raise ValueError" in marked
             assert str(page.get_attribute("a.pinned", "href")).startswith(
@@ -250,7 +251,7 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             first = page.locator("ul.related a").first
             target = str(first.get_attribute("href"))
             first.click()
-            page.wait_for_url(f"**/{target.split('/', 2)[-1]}")
+            page.wait_for_url(f"**/errors/{target.rsplit('/', 1)[-1]}")
             # the JSON API is the record
             answer = page.request.get(f"{served}/api/errors/{load.id}")
             assert answer.json()["record"] == load.to_dict()
@@ -260,9 +261,9 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             page.wait_for_selector("#paste-hits li a", timeout=10_000)
             page.screenshot(path=str(ARTIFACTS / "repo-1280.png"), full_page=True)
             page.click("#paste-hits li a >> nth=0")
-            page.wait_for_url(f"**/errors/{load.id}/")
+            page.wait_for_url(f"**/errors/{load.id}.html")
             # a message holding markup shows as text and runs nothing
-            page.goto(f"{served}/errors/{weights['hostile'].id}/")
+            page.goto(f"{served}/errors/{weights['hostile'].id}")
             assert HOSTILE in page.inner_text("pre.message")
             assert page.evaluate("window.pwned") is None
             assert page.locator("main img").count() == 0

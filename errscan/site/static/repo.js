@@ -41,7 +41,7 @@ async function find() {
   for (const match of found) {
     const item = document.createElement("li");
     const link = document.createElement("a");
-    link.href = `${config.root}errors/${encodeURIComponent(match.record.id)}/`;
+    link.href = `${config.root}errors/${encodeURIComponent(match.record.id)}.html`;
     link.textContent = `${match.record.names.find((n) => n) || "re-raise"}: ${match.record.message ?? "(no message)"}`;
     const where = document.createElement("span");
     where.className = "muted";

@@ -1,29 +1,67 @@
-// The index page's search: Pagefind's index of the error pages, in the browser.
-const input = document.getElementById("q");
-const hits = document.getElementById("hits");
-let pagefind = null;
+// The index page's search, over the static shards errscan/site/search.py writes: the
+// words of a query (letters and digits, lowercased, as the index splits them) ranked
+// by their summed rarity, so a runtime message finds its template.
+const input = globalThis.document?.getElementById("q");
+const hits = globalThis.document?.getElementById("hits");
+const root = new URL("../", import.meta.url);
+const cache = new Map();
 
-async function search() {
-  if (pagefind === null) {
-    pagefind = await import("../pagefind/pagefind.js");
-    await pagefind.init();
+export function words(text) {
+  const found = new Set();
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []) {
+    if (word.length > 1 || /^\p{N}$/u.test(word)) found.add(word);
   }
-  const query = input.value.trim();
+  return [...found];
+}
+
+function shard(word) {
+  const head = word.slice(0, 2);
+  return /^[a-z0-9]+$/.test(head) ? head : `u${word.codePointAt(0).toString(16)}`;
+}
+
+async function json(path) {
+  if (!cache.has(path)) {
+    cache.set(path, fetch(new URL(path, root)).then((r) => (r.ok ? r.json() : {})));
+  }
+  return cache.get(path);
+}
+
+export async function search(query, limit = 20) {
+  const total = (await json("search/meta.json")).errors || 1;
+  const scores = new Map();
+  for (const word of words(query)) {
+    const ids = (await json(`search/words/${shard(word)}.json`))[word] || [];
+    const weight = Math.log(1 + total / ids.length);
+    for (const id of ids) scores.set(id, (scores.get(id) || 0) + weight);
+  }
+  const ranked = [...scores].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const found = [];
+  for (const [id] of ranked.slice(0, limit)) {
+    const shown = (await json(`search/docs/${id.slice(0, 2)}.json`))[id];
+    if (shown) found.push({ id, repo: shown[0], exception: shown[1], message: shown[2], href: shown[3] });
+  }
+  return found;
+}
+
+async function show() {
+  const query = input.value;
+  const found = query.trim() ? await search(query) : [];
+  if (query !== input.value) return; // a later keystroke has its own answer
   hits.replaceChildren();
-  if (!query) return;
-  const found = await pagefind.search(query);
-  for (const result of found.results.slice(0, 20)) {
-    const data = await result.data();
+  for (const hit of found) {
     const item = document.createElement("li");
     const link = document.createElement("a");
-    link.href = data.url;
-    link.textContent = data.meta.title || data.url;
-    const excerpt = document.createElement("div");
-    excerpt.className = "muted";
-    excerpt.textContent = data.content.slice(0, 160);
-    item.append(link, excerpt);
+    link.href = new URL(hit.href, root).href;
+    link.textContent = `${hit.exception}: ${hit.message}`;
+    const where = document.createElement("span");
+    where.className = "muted";
+    where.textContent = ` ${hit.repo} · ${hit.id}`;
+    item.append(link, where);
     hits.append(item);
   }
 }
-input.form.addEventListener("submit", (event) => { event.preventDefault(); search(); });
-input.addEventListener("input", () => { search(); });
+
+if (input) {
+  input.form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
+  input.addEventListener("input", () => { show(); });
+}

@@ -1,0 +1,136 @@
+"""Speed and memory of `errscan site`: a site of 20,000 errors, its search index included.
+
+    python bench/site_bench.py [--errors 20000 5000] [--jobs N]
+
+For each size, builds a repository of generated modules (20 errors a file, each its
+own message, guards and context), scans it into a store, then times, each in a fresh
+process: a full build into an empty folder (its search index included), a rebuild of
+the unchanged store, and a rebuild after a commit that changes 10 files was scanned
+into the store. Prints pages (errors) per second, the peak RSS of the building process
+and of its largest child (a page worker), and the incremental rebuild's time
+as a share of the full build's; then how peak RSS grows from the smaller size to the
+larger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import git
+
+_PER_FILE = 10  # functions a file, two errors each: 20 errors a file, as in real code
+_BUILD = r"""
+import json, resource, sys, time
+start = time.perf_counter()
+import errscan
+report = errscan.build_site(sys.argv[1], sys.argv[2], jobs=int(sys.argv[3]) or None)
+seconds = time.perf_counter() - start
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": seconds, "main_kb": own, "child_kb": children,
+                  "errors": report.errors, "written": len(report.written)}))
+"""
+
+
+def module(index: int, version: int = 0) -> str:
+    lines = [f'"""Generated module {index}."""', "import os", ""]
+    for i in range(_PER_FILE):
+        word = ("load", "parse", "open", "check", "send")[i % 5]
+        lines += [
+            f"def {word}_{index}_{i}(value, path=None):",
+            f"    if os.environ.get('GEN_{index % 7}_FLAG') and value is None:",
+            f"        raise ValueError(f'cannot {word} item {i} of module {index}: {{value!r}}')",
+            f"    if value == {i}:",
+            f"        raise KeyError('item {i} of {index} is not supported (v{version})')",
+            "    return value",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def make_repo(root: Path, errors: int) -> Path:
+    repo = root / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    for index in range(errors // (_PER_FILE * 2)):
+        (repo / "pkg" / f"m{index:04d}.py").write_text(module(index))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "generated")
+    return repo
+
+
+def scan(repo: Path, db: Path, cache: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "errscan", "extract", f"{repo}@HEAD", "-q", "-o", os.devnull,
+         "--db", str(db), "--repo-name", "bench/site", "--cache-dir", str(cache)],
+        check=True,
+    )  # fmt: skip
+
+
+def build(site: Path, db: Path, jobs: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(site), str(db), str(jobs)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--errors", type=int, nargs="+", default=[20_000, 5_000])
+    parser.add_argument("--jobs", type=int, default=0, help="page workers [the CPUs]")
+    options = parser.parse_args()
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
+    print(f"machine: {machine}, Python {platform.python_version()}")
+    peaks: dict[int, dict[str, float]] = {}
+    for errors in options.errors:
+        root = Path(tempfile.mkdtemp(prefix="errscan-site-bench-"))
+        try:
+            repo = make_repo(root, errors)
+            db, cache, site = root / "errscan.db", root / "cache", root / "site"
+            scan(repo, db, cache)
+            full = build(site, db, options.jobs)
+            again = build(site, db, options.jobs)
+            for index in range(10):  # a commit that changes 10 files
+                path = repo / "pkg" / f"m{index * 3:04d}.py"
+                path.write_text(module(index * 3, version=1))
+            git(repo, "commit", "-q", "-am", "change 10 files")
+            scan(repo, db, cache)
+            incremental = build(site, db, options.jobs)
+            count = int(full["errors"])
+            print(f"{count} errors: full build {full['seconds']:.2f} s, "
+                  f"{count / full['seconds']:.0f} pages a second (search index included); "
+                  f"peak RSS main {full['main_kb'] / 1024:.1f} MB, "
+                  f"largest child {full['child_kb'] / 1024:.1f} MB")  # fmt: skip
+            print(f"  unchanged store: {again['seconds']:.2f} s, {int(again['written'])} files "
+                  f"written")  # fmt: skip
+            share = incremental["seconds"] / full["seconds"]
+            print(f"  after a 10-file commit: {incremental['seconds']:.2f} s ({share:.1%} of the "
+                  f"full build), {int(incremental['written'])} files written")  # fmt: skip
+            print(f"  targets: >= 400 pages/s: {count / full['seconds'] >= 400}; "
+                  f"incremental < 5%: {share < 0.05}")  # fmt: skip
+            peaks[count] = full
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    if len(peaks) > 1:
+        small, large = min(peaks), max(peaks)
+        growth = peaks[large]["main_kb"] / peaks[small]["main_kb"]
+        child = peaks[large]["child_kb"] / peaks[small]["child_kb"]
+        print(f"peak RSS, {large} errors against {small}: main {growth:.2f}x, child {child:.2f}x "
+              f"(1.00: flat)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
