@@ -268,10 +268,12 @@ def _repository(
     writer.put(summary["api"], _json({**{k: v for k, v in summary.items() if k != "href"},
                                       "ids": sorted(briefs)}))  # fmt: skip
     templates_path = f"api/templates/{name}.json"
-    if not writer.kept(templates_path, _key(shared.build_id, scan.id, scan.commit, len(briefs))):
-        records = store.records(scan)
-        writer.put(templates_path, _json(templates(records)),
-                   _key(shared.build_id, scan.id, scan.commit, len(briefs)))  # fmt: skip
+    key = _key(shared.build_id, scan.id, scan.commit, len(briefs))
+    if not writer.kept(templates_path, key):
+        # a few files' records parsed at a time: never the whole scan's at once
+        parsed = (ErrorRecord.from_dict(json.loads(data))
+                  for ids in chunks for _, _, data in store.rows_of(scan, ids))  # fmt: skip
+        writer.put(templates_path, _json(templates(parsed)), key)
     return summary
 
 
