@@ -66,7 +66,11 @@ def test_show_and_lookup_commands(basic_repo: Path, tmp_path: Path) -> None:
 def test_html_page_in_headless_chromium(basic_repo: Path, tmp_path: Path) -> None:
     records = records_of(basic_repo)
     page = tmp_path / "page.html"
-    page.write_text(errscan.page(the_engine_record(records), records, "html"), encoding="utf-8")
+    html = errscan.page(the_engine_record(records), records, "html")
+    # a page of its own: its style inline, no script at all, and a policy that allows none
+    assert "<script" not in html and "default-src 'none'; style-src 'unsafe-inline'" in html
+    assert '<meta name="viewport"' in html and "prefers-color-scheme: dark" in html
+    page.write_text(html, encoding="utf-8")
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip

@@ -270,3 +270,17 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             assert errors == []
         finally:
             browser.close()
+
+
+def test_the_site_command_says_what_it_did_and_refuses_unknown_repositories(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "only-engine"
+    code, _, err = run("site", "acme/engine", "--db", str(built["db"]), "-o", str(out))
+    assert code == 0 and "errscan: 1 repositories, 29 errors" in err
+    index = json.loads((out / "api/index.json").read_text())
+    assert [repo["name"] for repo in index["repos"]] == ["acme/engine"]
+    code, _, err = run("site", "acme/nothing", "--db", str(built["db"]), "-o", str(out))
+    assert code == 2 and err == "errscan: error: no stored scan of acme/nothing\n"
+    code, _, err = run("site", "--db", str(tmp_path / "none.db"), "-o", str(out))
+    assert code == 2 and "no store at" in err
