@@ -127,7 +127,8 @@ def _settings(
     """The scan options a table sets besides its `others` keys; InputError names the
     line of the first bad one."""
     options, problems = config.read_table(table, trusted=True, ignore=others)
-    options.pop("repo_name", None)  # a repository's name is its [[repos]] table's `name`
+    if "repo_name" in options:  # a repository's name is its [[repos]] table's `name`
+        problems.insert(0, "'repo-name' is not a setting here: give a [[repos]] table 'name'")
     if problems:
         bad = next((k for k in table if k not in others and repr(k) in problems[0]), "")
         line = _line_of(text, bad) if bad else 1

@@ -190,6 +190,8 @@ def test_credentials_in_a_failing_url_are_never_shown(tmp_path: Path) -> None:
             "errscan.toml:3: 'include' must be a list of strings",
         ),
         ('repos = ["a"]\n', "'repos' must be [[repos]] tables"),
+        ('repo-name = "a/b"\n[[repos]]\nrepo = "x"\n', "'repo-name' is not a setting here"),
+        ('[[repos]]\nrepo = "x"\nrepo_name = "a/b"\n', "give a [[repos]] table 'name'"),
         ('[[repos]]\nrepo = "ext::sh -c touch% /tmp/x"\n', "remote helpers"),
         ('[[repos]]\nrepo = "--upload-pack=touch /tmp/x"\n', "invalid repository"),
     ],
