@@ -212,7 +212,9 @@ def _templates(record: dict[str, Any]) -> list[list[tuple[str | None, str | None
     from errscan import matching as lookup
     from errscan.models import ErrorRecord
 
-    return [list(t) for t in lookup._templates(ErrorRecord.from_dict(record))]
+    # templates_of: _templates in checkouts older than it (--errscan DIR)
+    split = getattr(lookup, "templates_of", None) or getattr(lookup, "_templates")  # noqa: B009
+    return [list(t) for t in split(ErrorRecord.from_dict(record))]
 
 
 def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]], tree: Path) -> Tally:

@@ -148,7 +148,7 @@ class TemplateIndex:
                 if counts[word] <= _COMMON:
                     by_word[word].append(i)
             by_file[record.file.rsplit("/", 1)[-1]].append(i)
-            name = (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1]
+            name = class_name(record)
             if name:
                 bases[name].add(name)
                 bases[name].update(b.rsplit(".", 1)[-1] for b in record.exception_bases)
@@ -175,20 +175,19 @@ class TemplateIndex:
         found = self._templates[i]
         if found is None:
             record = self.records[i]
-            found = self._templates[i] = _templates(record) if record.message is not None else []
+            found = self._templates[i] = templates_of(record) if record.message is not None else []
         return found
 
     def _names_of(self, i: int) -> frozenset[str]:
         found = self._names[i]
         if found is None:
-            found = self._names[i] = _class_names(self.records[i])
+            found = self._names[i] = class_names(self.records[i])
         return found
 
     def _literal_of(self, i: int) -> int:
         found = self._literal[i]
         if found is None:
-            parts = self.records[i].message_parts
-            found = self._literal[i] = sum(len((p.text or "").strip()) for p in parts)
+            found = self._literal[i] = literal_length(self.records[i])
         return found
 
     def lookup(self, text: str) -> list[Match]:
@@ -372,7 +371,7 @@ def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
     )
 
 
-def _class_names(record: ErrorRecord) -> frozenset[str]:
+def class_names(record: ErrorRecord) -> frozenset[str]:
     """The simple names a record's class goes by: as written, and as resolved."""
     names = {(record.exception or "").rsplit(".", 1)[-1]}
     if record.exception_qualname:
@@ -387,7 +386,7 @@ def _same_type(ancestors: frozenset[str] | None, names: frozenset[str], kind: st
     return ancestors is None or kind == "reraise" or bool(names & ancestors)
 
 
-def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str | None]]]:
+def templates_of(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str | None]]]:
     """The message's parts, and each other candidate split back at its placeholders."""
     found: list[Sequence[tuple[str | None, str | None]]] = [
         [(p.text, p.expr) for p in record.message_parts]
@@ -404,6 +403,27 @@ def _templates(record: ErrorRecord) -> Sequence[Sequence[tuple[str | None, str |
     return found
 
 
+def literal_runs(parts: Sequence[tuple[str | None, str | None]]) -> list[str]:
+    """The template's literal text between its placeholders (one run more than them)."""
+    runs = [""]
+    for text, _ in parts:
+        if text is None:
+            runs.append("")
+        else:
+            runs[-1] += text
+    return runs
+
+
+def literal_length(record: ErrorRecord) -> int:
+    """How much literal text the record's template holds: full matches rank by it."""
+    return sum(len((p.text or "").strip()) for p in record.message_parts)
+
+
+def class_name(record: ErrorRecord) -> str:
+    """The simple name of the record's class, as resolved where it was."""
+    return (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1]
+
+
 def _matches(parts: Sequence[tuple[str | None, str | None]], message: str) -> bool:
     """Whether the template, its placeholders standing for any text, is the whole message.
 
@@ -411,12 +431,7 @@ def _matches(parts: Sequence[tuple[str | None, str | None]], message: str) -> bo
     expression of adjacent `.*?`s backtracks without end (16 placeholders, or 30 against
     a 40-word message, once hung every lookup of a store).
     """
-    runs = [""]  # literal text between placeholders
-    for text, _ in parts:
-        if text is None:
-            runs.append("")
-        else:
-            runs[-1] += text
+    runs = literal_runs(parts)
     if len(runs) == 1:
         return message == runs[0]
     first, *middle, last = runs

@@ -222,3 +222,13 @@ def _cases() -> list[tuple[str, str, Callable[[], object]]]:
 
 
 CASES = _cases()
+
+
+def library_records(work: Path) -> dict[str, list[ErrorRecord]]:
+    """Records of each library's own files, committed into a repository under `work`."""
+    import errscan
+
+    return {
+        library: list(errscan.extract(str(library_repo(work / library, library))))
+        for library in LIBRARIES
+    }

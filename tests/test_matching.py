@@ -314,7 +314,7 @@ def test_the_index_finds_every_full_match_a_scan_of_all_records_would() -> None:
     messages (long ones too), its full matches are those of trying every record."""
     import random
 
-    from errscan.matching import TemplateIndex, _matches, _templates
+    from errscan.matching import TemplateIndex, _matches, templates_of
 
     rng = random.Random(3)
     words = [f"w{i:02d}x" for i in range(40)]
@@ -332,7 +332,7 @@ def test_the_index_finds_every_full_match_a_scan_of_all_records_would() -> None:
         expected = {
             r.id for r in records
             if r.message is not None and any(p.text and p.text.strip() for p in r.message_parts)
-            and any(_matches(t, message) for t in _templates(r))
+            and any(_matches(t, message) for t in templates_of(r))
         }  # fmt: skip
         found = {m.record.id for m in index.lookup(message) if m.kind == "full"}
         assert found == expected, message
@@ -427,11 +427,7 @@ def test_lookup_from_a_store_compiles_once_per_stored_scan(
 @pytest.fixture(scope="module")
 def library_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[ErrorRecord]]:
     """Records of each installed library's own files, committed into a repository."""
-    work = tmp_path_factory.mktemp("libraries")
-    return {
-        library: list(errscan.extract(str(real_tracebacks.library_repo(work / library, library))))
-        for library in real_tracebacks.LIBRARIES
-    }
+    return real_tracebacks.library_records(tmp_path_factory.mktemp("libraries"))
 
 
 # the message is a property of the Undefined object and the class an attribute of it,

@@ -77,7 +77,6 @@ class _Writer:
         self.old = old  # the last build's keys, by path
         self.made: dict[str, str] = {}  # path -> key ("" for none)
         self.written: list[str] = []
-        self.sizes: dict[str, int] = {}
 
     def kept(self, path: str, key: str) -> bool:
         """Whether the page at `path` the last build made from `key` is there still."""
@@ -389,30 +388,19 @@ def templates(records: Iterable[ErrorRecord]) -> dict[str, Any]:
     (errscan/site/static/lookup.js): each record's templates as literal runs between
     placeholders, its class names, place and re-raise clauses; and the builtin
     exceptions' ancestors."""
-    from errscan.matching import _templates
+    from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
 
     rows = []
     for record in records:
-        runs = []
-        for parts in _templates(record) if record.message is not None else []:
-            current = [""]
-            for text, _ in parts:
-                if text is None:
-                    current.append("")
-                else:
-                    current[-1] += text
-            runs.append(current)
-        names = {(record.exception or "").rsplit(".", 1)[-1]}
-        if record.exception_qualname:
-            names.add(record.exception_qualname.rsplit(".", 1)[-1])
+        said = templates_of(record) if record.message is not None else []
         rows.append({
-            "id": record.id, "kind": record.kind, "names": sorted(names),
-            "cls": (record.exception_qualname or record.exception or "").rsplit(".", 1)[-1],
+            "id": record.id, "kind": record.kind, "names": sorted(class_names(record)),
+            "cls": class_name(record),
             "bases": [b.rsplit(".", 1)[-1] for b in record.exception_bases],
             "file": record.file, "line": record.line, "end_line": record.end_line,
             "function": record.function, "reraises": list(record.reraises),
-            "message": record.message, "templates": runs,
-            "literal": sum(len(p.text or "") for p in record.message_parts),
+            "message": record.message, "templates": [literal_runs(t) for t in said],
+            "literal": literal_length(record),
         })  # fmt: skip
     builtins = {
         name: [c.__name__ for c in cls.__mro__ if issubclass(c, BaseException)]

@@ -9,25 +9,22 @@ sheets colour them.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from errscan.models import ErrorRecord
-
-
-def _classes() -> tuple[Any, Any, dict[Any, str]]:
-    from pygments.lexers import PythonLexer
-    from pygments.token import STANDARD_TYPES
-
-    lexer = PythonLexer(stripnl=False, stripall=False, ensurenl=False, tabsize=0)
-    return lexer, STANDARD_TYPES, {}
 
 
 class Highlighter:
     """Lines of code as HTML, one string a line, through one lexer."""
 
     def __init__(self) -> None:
-        self._lexer, self._standard, self._css = _classes()
+        from pygments.lexers import PythonLexer
+        from pygments.token import STANDARD_TYPES
+
+        self._lexer = PythonLexer(stripnl=False, stripall=False, ensurenl=False, tabsize=0)
+        self._standard: Mapping[Any, str] = STANDARD_TYPES
+        self._css: dict[Any, str] = {}
 
     def _class(self, ttype: Any) -> str:
         found = self._css.get(ttype)

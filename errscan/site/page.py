@@ -122,11 +122,9 @@ def view(
     version: str = "",
     root: str | None = None,
     repo_href: str = "",
-    lines: dict[int, str] | None = None,
 ) -> dict[str, Any]:
     """What a page of the record shows. `root`: the site's root relative to the page
-    (related errors and the JSON become links), None for a page of its own. `lines`:
-    its file's highlighted lines, where the caller has them (highlight.file_lines)."""
+    (related errors and the JSON become links), None for a page of its own."""
     start = record.context.start_line
     code = [
         {"marked": record.line <= start + i <= record.end_line, "number": start + i, "text": t}
@@ -147,7 +145,6 @@ def view(
         "message": message,
         "candidates": list(record.message_candidates[1:]),
         "code": code,
-        "code_html": markup(record_block(record, lines)),
         "width": len(str(record.context.end_line)),
         "url": link_url(record.url),
         "related": related,
@@ -171,11 +168,17 @@ def markdown(record: ErrorRecord, find: Find, enrichment: StoredEnrichment | Non
 
 
 def html_page(
-    record: ErrorRecord, find: Find, enrichment: StoredEnrichment | None = None, **site: Any
+    record: ErrorRecord,
+    find: Find,
+    enrichment: StoredEnrichment | None = None,
+    lines: dict[int, str] | None = None,
+    **site: Any,
 ) -> str:
     """The page as HTML: standalone (its style inline, no script), or with `site`
-    (view's keywords, `root` given) a page of the site."""
+    (view's keywords, `root` given) a page of the site. `lines`: its file's highlighted
+    lines, where the caller has them (highlight.file_lines)."""
     values = view(record, find, enrichment, **site)
+    values["code_html"] = markup(record_block(record, lines))
     if values["root"] is None:
         values["inline_css"] = markup(inline_css())
     return render("error.html", **values)

@@ -33,11 +33,8 @@ process.stdout.write(JSON.stringify(out));
 
 @pytest.fixture(scope="module")
 def library_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[ErrorRecord]]:
-    work = tmp_path_factory.mktemp("libraries")
-    return {
-        library: list(errscan.extract(str(real_tracebacks.library_repo(work / library, library))))
-        for library in real_tracebacks.LIBRARIES
-    }
+    """Records of each installed library's own files, committed into a repository."""
+    return real_tracebacks.library_records(tmp_path_factory.mktemp("libraries"))
 
 
 def _in_node(tmp_path: Path, indexes: dict[str, Any], cases: list[tuple[str, str]]) -> object:
