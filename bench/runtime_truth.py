@@ -54,6 +54,41 @@ PROJECTS = {
         Project("jinja2", "3.1.6", "jinja2", ("markupsafe", "trio")),
         Project("markupsafe", "3.0.4", "markupsafe", ()),
         Project("attrs", "26.1.0", "attr", ("hypothesis", "cloudpickle")),
+        Project("marshmallow", "4.4.0", "marshmallow", ("simplejson",)),
+        Project(
+            "structlog",
+            "26.1.0",
+            "structlog",
+            ("pytest-asyncio", "simplejson", "time-machine", "rich", "better-exceptions"),
+        ),
+        Project(
+            "werkzeug",
+            "3.1.9",
+            "werkzeug",
+            (
+                "cffi",
+                "cryptography",
+                "ephemeral-port-reserve",
+                "pytest-timeout",
+                "watchdog",
+                "markupsafe",
+            ),
+        ),
+        Project(
+            "flask",
+            "3.1.3",
+            "flask",
+            (
+                "asgiref",
+                "greenlet",
+                "python-dotenv",
+                "werkzeug",
+                "jinja2",
+                "itsdangerous",
+                "click",
+                "blinker",
+            ),
+        ),
     ]
 }
 
@@ -254,6 +289,10 @@ def compare(captured: list[dict[str, Any]], found: list[dict[str, Any]], tree: P
                 f"class: src/{path}:{line} {record['exception_qualname']} vs {sorted(classes)}"
             )
         if record["message"] is None:
+            tally.misses.append(
+                f"unresolved: src/{path}:{line} {_line(tree / 'src' / path, line).strip()[:90]}"
+                f" -> {(rows[0]['message'] or '')[:70]!r}"
+            )
             continue
         tally.resolved += 1
         templates = _templates(record)

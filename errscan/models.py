@@ -190,6 +190,9 @@ class ClassInfo:
     from_str: bool = False  # the template is __str__'s, in terms of __init__'s parameters
     # what __init__ passes to super().__init__, as (keyword or None, source text)
     super_args: tuple[tuple[str | None, str], ...] = ()
+    # __init__ never calls a base's __init__ (nor sets self.args, nor has a __new__):
+    # the exception's args stay the call's positional arguments, which plain str() shows
+    plain_args: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,6 @@ import pytest
 import errscan
 from tests.support import FIXTURES, build_repo, candidate_pattern
 
-REQUIRED_SHARE = 0.95
-
 
 def pattern(record: errscan.ErrorRecord) -> re.Pattern[str]:
     pieces = [re.escape(p.text) if p.text is not None else ".*?" for p in record.message_parts]
@@ -131,7 +129,7 @@ def test_templates_match_runtime_messages(
             print(f"  {form:<11} {outcome:<10} {count}")
         print(f"  matched {matched}/{resolved} resolved templates ({matched / resolved:.1%}); "
               f"unresolved by design: {', '.join(unresolved)}")  # fmt: skip
-    assert matched / resolved >= REQUIRED_SHARE, failures
+    assert not failures  # every template read must match what its site really raises
     assert unresolved == ["case_reraise", "case_unresolved_call", "case_unresolved_parameter"]
 
 
@@ -153,7 +151,8 @@ def test_lookup_finds_the_record_behind_runtime_errors(
     fixture_package: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = build_repo(tmp_path / "repo", "messages")
-    records = list(errscan.extract(str(repo)).records)
+    # a fixed name, so ids (ties' order between identical templates) are the same each run
+    records = list(errscan.extract(str(repo), repo_name="errscan-fixtures/messages").records)
     root = str(Path(fixture_package.__file__ or "").parent.parent)
     cases = [obj for name, obj in sorted(vars(fixture_package).items()) if name.startswith("case_")]
     tries: Counter[str] = Counter()

@@ -307,8 +307,9 @@ def decode_summary(data: bytes) -> FileSummary | None:
                     tuple(_parts(o) for o in others),
                     bool(from_str),
                     tuple((k, str(t)) for k, t in supers),
+                    bool(plain),
                 )
-                for q, b, d, p, parts, others, from_str, supers in classes
+                for q, b, d, p, parts, others, from_str, supers, plain in classes
             ),
             factories=tuple((name, made) for name, made in factories),
         )
@@ -327,6 +328,7 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             [_part_rows(o) for o in c.init_candidates],
             c.from_str,
             [list(arg) for arg in c.super_args],
+            c.plain_args,
         ]
         for c in summary.classes
     ]

@@ -23,6 +23,14 @@ BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
     if isinstance(value, type) and issubclass(value, BaseException)
 }
 _STOP = ("Exception", "BaseException")
+# builtin exceptions whose str() is BaseException's own (the args: one as str(), several
+# as their tuple), for a subclass whose __init__ never calls theirs
+_OWN_STR: tuple[type[BaseException], ...] = (KeyError, OSError, SyntaxError, UnicodeError)
+_PLAIN_STR = frozenset(
+    name
+    for name, cls in BUILTIN_EXCEPTIONS.items()
+    if (not issubclass(cls, _OWN_STR) or cls is UnicodeError) and "ExceptionGroup" not in name
+)
 _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -130,6 +138,8 @@ class ExceptionInfo:
     # an ancestor above `init` whose __str__ composes the text from what `init` passes on
     # to super().__init__ (a subclass's __init__ feeding its base's __str__)
     str_of: ClassInfo | None = None
+    # the class's __init__ keeps no message of its own: str() is that of the arguments
+    args_str: bool = False
 
 
 @dataclass(frozen=True)
@@ -348,6 +358,8 @@ class Index:
         bases: list[str] = []
         init: ClassInfo | None = None
         str_of: ClassInfo | None = None
+        plain: ClassInfo | None = None  # the nearest __init__ leaves args as the call gave them
+        single = True  # every class on the way has one base (no mixin's __str__ unseen)
         current: str | None = qualname
         seen: set[str] = set()
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
@@ -356,18 +368,30 @@ class Index:
             if cls is None:
                 bases.extend(_builtin_ancestors(current))
                 break
-            if init is None and cls.init_params is not None:
+            single = single and len(cls.bases) == 1
+            if init is None and cls.init_params is not None and (plain is None or cls.from_str):
                 init = cls
+            elif init is None and plain is None and cls.plain_args:
+                plain = cls
             elif init is not None and str_of is None and cls.from_str and not init.from_str:
                 str_of = cls if init.super_args else None
             parent = self._primary_base(current, cls)
             if parent is None:
+                current = None
                 break
             bases.append(parent.rsplit(".", 1)[-1])
+            current = parent
             if parent.startswith("builtins.") and parent[9:] in _STOP:
                 break
-            current = parent
-        return ExceptionInfo(qualname, tuple(bases), info.doc if info else None, init, str_of)
+        # str() of the call's positional arguments: no __str__ on the way up, and a builtin
+        # base whose str() is BaseException's
+        args_str = (
+            plain is not None and init is None and single
+            and current is not None and current.removeprefix("builtins.") in _PLAIN_STR
+            and current.startswith("builtins.")
+        )  # fmt: skip
+        doc = info.doc if info else None
+        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, args_str)
 
     def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
         """The base that leads to an exception class: the first such, else the first base."""

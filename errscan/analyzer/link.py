@@ -89,7 +89,10 @@ def link(
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         source = "init"
-        if composed is None and info.qualname is not None:
+        if composed is None and info.args_str:
+            composed = _args_str(site)
+            source = site.message_source
+        elif composed is None and info.qualname is not None:
             composed = _special_str(site, info.qualname)
             if composed is None and info.qualname.startswith("builtins."):
                 composed = _builtin_str(site, info.qualname[9:])
@@ -263,15 +266,35 @@ def _builtin_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
             ]
         return tuple(merge(parts))
     if len(positional) > 1 and name != "SystemExit":
-        items: list[MessagePart] = [MessagePart(text="(")]
-        for i, text in enumerate(positional):
-            if i:
-                items.append(MessagePart(text=", "))
-            items.append(inline(MessagePart(expr=text, conversion="r")))
-        return tuple(merge([*items, MessagePart(text=")")]))
+        return _args_tuple(positional)
     if name == "KeyError" and len(positional) == 1:
         return _key_error(site.message_parts)
     return None
+
+
+def _args_str(site: Site) -> tuple[MessagePart, ...] | None:
+    """str() of an exception whose args are the call's positional arguments: one is its
+    own text, several their tuple."""
+    if site.kind not in ("raise", "exit"):
+        return None
+    positional = [text for keyword, text in site.call_args if keyword is None]
+    if len(positional) > 1:
+        return _args_tuple(positional)
+    return None  # one argument is the message as the site reads it
+
+
+def _args_tuple(positional: list[str]) -> tuple[MessagePart, ...]:
+    """`(a, b)`: the repr of each argument, as a tuple prints them."""
+    items: list[MessagePart] = [MessagePart(text="(")]
+    for i, text in enumerate(positional):
+        if i:
+            items.append(MessagePart(text=", "))
+        spliced = _string_argument(text)  # a string's repr: quoted, its template inside
+        if spliced is not None:
+            items.extend(_key_error(spliced))
+        else:
+            items.append(inline(MessagePart(expr=text, conversion="r")))
+    return tuple(merge([*items, MessagePart(text=")")]))
 
 
 def _special_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:

@@ -88,6 +88,7 @@ def _classes(
                 init_candidates=others,
                 from_str=found is not None,
                 super_args=_super_args(stmt, src),
+                plain_args=_plain_args(stmt),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -135,15 +136,13 @@ def _str_template(
     (what every return has in common at its start and end, a placeholder between), and
     each return's template. Attributes __init__ sets from a parameter (`self.message =
     str(message)`) stand for it; class constants (`code = "bhk3"`) are read. None where
-    a return cannot be read, or an attribute is neither."""
+    there is no __str__; a single unknown part where one cannot be read."""
     method = next(
         (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__str__"), None
     )
     if method is None:
         return None
     returns = [node.value for node in scope.own_nodes(method.body) if isinstance(node, ast.Return)]
-    if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
-        return None
     init = next(
         (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
     )
@@ -151,6 +150,9 @@ def _str_template(
     if init is not None:
         params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
         params += [arg.arg for arg in init.args.kwonlyargs]
+    if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
+        # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
+        return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     attributes = _attributes(init, set(params)) if init else {}
     passed = _passed_to_super(init, set(params)) if init else None
     if passed is not None:  # super().__init__(message): args[0], and the usual property
@@ -258,6 +260,19 @@ def _super_args(cls: ast.ClassDef, src: Source) -> tuple[tuple[str | None, str],
         return (*((None, src.expression(a)) for a in args),
                 *((k.arg, src.expression(k.value)) for k in call.keywords))  # fmt: skip
     return ()
+
+
+def _plain_args(cls: ast.ClassDef) -> bool:
+    """An __init__ that leaves the exception's args as the call gave them: it calls no
+    base's __init__ (not even through a helper it cannot see: any call of an attribute
+    named __init__ counts), sets no self.args, and the class has no __new__."""
+    init = _method(cls, "__init__")
+    if init is None or _method(cls, "__new__") is not None:
+        return False
+    for node in scope.own_nodes(init.body):
+        if isinstance(node, ast.Attribute) and node.attr in ("__init__", "args"):
+            return False  # Base.__init__(...), super().__init__(...), self.args = ...
+    return True
 
 
 def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
