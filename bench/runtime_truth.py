@@ -73,6 +73,17 @@ PROJECTS = {
                 "watchdog",
                 "markupsafe",
             ),
+            # the dev-server tests start servers in subprocesses: left out, and bounded
+            (
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--continue-on-collection-errors",
+                "-m",
+                "not dev_server",
+                "-o",
+                "timeout=120",
+            ),  # fmt: skip
         ),
         Project(
             "flask",

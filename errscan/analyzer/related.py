@@ -1,19 +1,21 @@
 """Related errors: for each record, up to five others of the scan, best first.
 
-The ranking, deterministic and documented here, scores a pair of records by
-    8  for the same function,
-    4  for the same class (methods of one class),
-    2  for the same file,
+The ranking, deterministic and documented here, looks across the repository by meaning
+as much as by place. It scores a pair of records by
+    1  for the same file, 2 more for the same class, 3 more for the same function,
     3  for each environment variable both depend on (two at most),
-    1  for each name both guards test (three at most),
-    6  times the cosine similarity of their messages' words, a word weighing
-       log(1 + 4096 / d), d the number of records using it rounded down to a power of 2,
+    1  for each name both guards test (three at most; not within one function, where
+       guard clauses make every later site test what the earlier ones did),
+   10  times the cosine similarity of their messages' words (stemmed: "supported" and
+       "supports" are one), a word weighing log(1 + 4096 / d), d the number of records
+       using it rounded down to a power of 2,
+and 3 more where the candidate has a message (an error with one says more on a page);
 ties broken by nearness in the same file, then by id (records of other files after
 those of the same file). Only likely pairs are scored: the 5 records before and after
 in the same file, and records sharing an environment variable, a guard name, or one of
-the two rarest words of their message (by rounded count, then alphabetically); names
-and words in more than 20 records are passed over. So the work grows with the number
-of records, not with its square.
+the three rarest words of their message that other records use too (by rounded count,
+then alphabetically); names and words in more than 32 records are passed over. So the
+work grows with the number of records, not with its square.
 
 A record's list depends only on its own features, its candidates' and the rounded
 counts of their words. The features live in SQLite (the scan's state, state.py), never
@@ -56,8 +58,14 @@ _NOT_NAMES = frozenset(
     }
 )  # fmt: skip
 _WINDOW = 5
-_COMMON = 20
-_RARE_WORDS = 2
+_COMMON = 32
+_RARE_WORDS = 3
+# the score's parts (see _score): place, meaning, and a candidate's having a message
+_FILE = 1.0
+_CLASS = 2.0
+_FUNCTION = 3.0
+_MEANING = 10.0
+_MESSAGE = 3.0
 _LIMIT = 5
 _SCALE = 4096
 _BATCH = 500  # records whose keys are indexed at once
@@ -109,11 +117,30 @@ CREATE INDEX post_id ON post (id)
 
 
 def features(site: Site) -> list[object]:
-    """What ranking needs of a site: function, environment variables, guard names, words."""
+    """What ranking needs of a site: function, environment variables, guard names, words
+    (stemmed, so that "supported" and "supports" are one)."""
     message = "".join(p.text or " " for p in site.message_parts)
-    words = sorted({w.lower() for w in _WORD.findall(message)})
+    words = sorted({stem(w.lower()) for w in _WORD.findall(message)})
     names = sorted({n for g in site.guards for n in _NAME.findall(g) if n not in _NOT_NAMES})
     return [site.function, list(site.env_vars), names, words]
+
+
+_SUFFIXES = ("ies", "es", "ed", "ing", "ly", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A word without its commonest English endings, one suffix and a final e: "supported",
+    "supports" and "support" -> "support"; "required", "requires" -> "requir". Crude, but
+    the same for every record, which is all a shared word needs."""
+    for suffix in _SUFFIXES:
+        if suffix == "s" and word.endswith(("ss", "is", "us")):
+            continue  # class, this, status
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
 
 
 @dataclass
@@ -242,7 +269,7 @@ class Ranking:
         if self._fresh:
             return
         # sharing a key with a record gone, new or reweighted, where that key picks
-        # candidates (20 records or fewer) before or after the change
+        # candidates (_COMMON records or fewer) before or after the change
         db.execute(
             "UPDATE rec SET dirty = 3 WHERE dirty = 0 AND id IN (SELECT p.id FROM post p JOIN "
             "(SELECT key, SUM(delta) AS delta, (SELECT COUNT(*) FROM post q WHERE q.key = t.key)"
@@ -276,7 +303,9 @@ class Ranking:
                 self._drop_keys(reweighted)
             rows = []
             for rid, (_function, env, names, words), _dirty in entries:
-                rare = sorted(words, key=lambda w: (_level(counts.get(w, 0)), w))[:_RARE_WORDS]
+                # a word of this record alone picks no one: the rarest of those shared
+                shared = [w for w in words if counts.get(w, 0) > 1]
+                rare = sorted(shared, key=lambda w: (_level(counts[w]), w))[:_RARE_WORDS]
                 keys = [f"e:{n}" for n in env] + [f"n:{n}" for n in names]
                 rows += [(key, rid) for key in keys + [f"w:{w}" for w in rare]]
             db.executemany("INSERT INTO post VALUES (?, ?)", rows)
@@ -463,6 +492,8 @@ def rank_group(group: Group) -> Updates:
             other = by_id[rid]
             if score is None:
                 score = scores[pair] = _score(entry, other)
+            if other.words:  # an error with a message says more on a page than one without
+                score += _MESSAGE
             near = abs(other.seq - entry.seq) if other.path == entry.path else -1
             scored.append((-score, near < 0, near, rid))
         best = heapq.nsmallest(_LIMIT, scored)
@@ -480,18 +511,22 @@ def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:
 
 
 def _score(a: _Entry, b: _Entry) -> float:
+    """What a pair shares, the same both ways: place (at most _FUNCTION + _CLASS +
+    _FILE), environment variables, guard names, and meaning (_MEANING times the cosine
+    of their messages' words), which can outweigh place."""
     score = 0.0
     wa, wb = a.weights, b.weights
     same_file = a.path == b.path
     if same_file:
-        score += 2
+        score += _FILE
         if a.function == b.function:
-            score += 8
+            score += _FUNCTION
         if a.cls and a.cls == b.cls:
-            score += 4
+            score += _CLASS
     if a.env and b.env:
         score += 3 * min(2, len(a.env & b.env))
-    if a.names and b.names:
+    if a.names and b.names and (not same_file or a.function != b.function):
+        # (in one function, guard clauses make later sites test what earlier ones did)
         score += min(3, len(a.names & b.names))
     if wa and wb:
         small, large = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
@@ -500,7 +535,7 @@ def _score(a: _Entry, b: _Entry) -> float:
             other = large.get(word)
             if other is not None:
                 dot += weight * other
-        score += 6 * dot
+        score += _MEANING * dot
     return score
 
 
