@@ -83,7 +83,7 @@ PROJECTS = {
                 "not dev_server",
                 "-o",
                 "timeout=120",
-            ),  # fmt: skip
+            ),
         ),
         Project(
             "flask",

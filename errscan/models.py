@@ -200,11 +200,15 @@ class FileSummary:
     """What other files need to know of one file: its imports, classes and factories.
 
     `factories`: (function qualname, the class it returns or raises, as written).
+    `factory_messages`: (function qualname, its parameters, the template of the message
+    it passes the class in terms of them); one that cannot be read is a single part
+    whose expr is summary.UNKNOWN_STR.
     """
 
     imports: tuple[Import, ...] = ()
     classes: tuple[ClassInfo, ...] = ()
     factories: tuple[tuple[str, str], ...] = ()
+    factory_messages: tuple[tuple[str, tuple[str, ...], tuple[MessagePart, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

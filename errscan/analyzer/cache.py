@@ -294,7 +294,7 @@ def decode_names(data: bytes) -> tuple[list[str], list[str], bool] | None:
 
 def decode_summary(data: bytes) -> FileSummary | None:
     try:
-        imports, classes, factories = json.loads(data)
+        imports, classes, factories, made = json.loads(data)
         return FileSummary(
             imports=tuple(Import(*row) for row in imports),
             classes=tuple(
@@ -312,6 +312,9 @@ def decode_summary(data: bytes) -> FileSummary | None:
                 for q, b, d, p, parts, others, from_str, supers, plain in classes
             ),
             factories=tuple((name, made) for name, made in factories),
+            factory_messages=tuple(
+                (str(name), tuple(map(str, params)), _parts(parts)) for name, params, parts in made
+            ),
         )
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
@@ -333,7 +336,10 @@ def _summary_row(summary: FileSummary) -> list[Any]:
         for c in summary.classes
     ]
     imports = [[i.local, i.level, i.module, i.name] for i in summary.imports]
-    return [imports, classes, [list(f) for f in summary.factories]]
+    made = [
+        [name, list(params), _part_rows(parts)] for name, params, parts in summary.factory_messages
+    ]
+    return [imports, classes, [list(f) for f in summary.factories], made]
 
 
 def _part_rows(parts: tuple[MessagePart, ...]) -> list[list[str | None]]:

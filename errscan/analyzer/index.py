@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from errscan.analyzer.files import Listing
-from errscan.models import ClassInfo, FileSummary, Import
+from errscan.models import ClassInfo, FileSummary, Import, MessagePart
 
 BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
     name: value
@@ -147,6 +147,8 @@ class _FileFacts:
     imports: dict[str, Import]
     classes: dict[str, ClassInfo]  # by qualname inside the module
     factories: dict[str, str]  # function qualname -> the class it makes, as written
+    # function qualname -> its parameters and the message it gives the class
+    factory_messages: dict[str, tuple[tuple[str, ...], tuple[MessagePart, ...]]]
 
 
 class Index:
@@ -265,6 +267,9 @@ class Index:
             imports={i.local: i for i in summary.imports},
             classes={c.qualname: c for c in summary.classes},
             factories=dict(summary.factories),
+            factory_messages={
+                name: (params, parts) for name, params, parts in summary.factory_messages
+            },
         )
         self._facts_cache[path] = facts
         if len(self._facts_cache) > _FACTS_CACHED:
@@ -333,20 +338,57 @@ class Index:
 
     def factory_class(self, path: str, ref: str, function: str) -> str | None:
         """The class a factory in the repository returns or raises, fully qualified."""
+        found = self._factory(path, ref, function)
+        if found is None:
+            return None
+        made_in, name = found
+        made = self._facts(made_in).factories.get(name)
+        return self.resolve(made_in, made) if made else None
+
+    def factory_message(
+        self, path: str, ref: str, function: str
+    ) -> tuple[tuple[str, ...], tuple[MessagePart, ...]] | None:
+        """A repository factory's parameters and the message it gives its class."""
+        found = self._factory(path, ref, function)
+        if found is None:
+            return None
+        made_in, name = found
+        return self._facts(made_in).factory_messages.get(name)
+
+    def _factory(self, path: str, ref: str, function: str) -> tuple[str, str] | None:
+        """The file defining the factory `ref` called in `function` of `path`, and its
+        qualname there; `self.make_error` is looked for in the class and its bases."""
         module = self.module_of(path)
         if module is None:
             return None
         if ref.startswith(("self.", "cls.")):
             owner = function.rsplit(".", 1)[0] if "." in function else None
-            qualified = f"{module}.{owner}.{ref.split('.', 1)[1]}" if owner else None
-        else:
-            qualified = self.resolve(path, ref) or f"{module}.{ref}"
-        made_in = self._factory_file(qualified) if qualified else None
-        if made_in is None or qualified is None:
+            if owner is None:
+                return None
+            return self._method_factory(f"{module}.{owner}", ref.split(".", 1)[1], set())
+        qualified = self.resolve(path, ref) or f"{module}.{ref}"
+        made_in = self._factory_file(qualified)
+        if made_in is None:
             return None
-        function = qualified[len(self._module(made_in)) + 1 :]
-        made = self._facts(made_in).factories.get(function)
-        return self.resolve(made_in, made) if made else None
+        return made_in, qualified[len(self._module(made_in)) + 1 :]
+
+    def _method_factory(self, cls: str, method: str, seen: set[str]) -> tuple[str, str] | None:
+        """A factory method of class `cls` or of the first of its bases to define it."""
+        if cls in seen or len(seen) > _MAX_HOPS:
+            return None
+        seen.add(cls)
+        made_in = self._factory_file(f"{cls}.{method}")
+        if made_in is not None:
+            return made_in, f"{cls}.{method}"[len(self._module(made_in)) + 1 :]
+        info = self.class_info(cls)
+        where = self._file_of_class(cls)
+        if info is None or where is None:
+            return None
+        for base in map(_unsubscripted, info.bases):
+            found = self._method_factory(self.resolve(where, base) or base, method, seen)
+            if found is not None:
+                return found
+        return None
 
     def exception_info(self, qualname: str | None) -> ExceptionInfo:
         if qualname is None:
@@ -396,7 +438,8 @@ class Index:
     def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
         """The base that leads to an exception class: the first such, else the first base."""
         path = self._file_of_class(qualname)
-        resolved = [(self.resolve(path, base) if path else None) or base for base in cls.bases]
+        bases = map(_unsubscripted, cls.bases)
+        resolved = [(self.resolve(path, base) if path else None) or base for base in bases]
         for candidate in resolved:
             if self._is_exception(candidate, set()):
                 return candidate
@@ -411,7 +454,10 @@ class Index:
         seen.add(qualname)
         path = self._file_of_class(qualname)
         return (
-            any(self._is_exception(self.resolve(path, base) or base, seen) for base in cls.bases)
+            any(
+                self._is_exception(self.resolve(path, base) or base, seen)
+                for base in map(_unsubscripted, cls.bases)
+            )
             if path
             else False
         )
@@ -429,6 +475,11 @@ class Index:
             if path is not None:
                 return path
         return None
+
+
+def _unsubscripted(base: str) -> str:
+    """A base class as written, without its type arguments: `Field[list[T]]` -> `Field`."""
+    return base.split("[", 1)[0].strip()
 
 
 def claims(path: str, held: str) -> bool:

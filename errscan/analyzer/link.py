@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -89,7 +90,10 @@ def link(
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         source = "init"
-        if composed is None and info.args_str:
+        made = _factory_message(site, index)
+        if made is not None:  # what the factory gives its class, the call's arguments in
+            composed, source = made, "factory"
+        elif composed is None and info.args_str:
             composed = _args_str(site)
             source = site.message_source
         elif composed is None and info.qualname is not None:
@@ -122,6 +126,34 @@ def link(
         # every field at once (see Site.build): ErrorRecord(**fields) cost a fifth of a rescan
         records.append(ErrorRecord.build(fields))
     return records
+
+
+_KEY = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _factory_message(site: Site, index: Index) -> tuple[MessagePart, ...] | None:
+    """The message of `raise factory(...)`: the template the factory gives its class, in
+    terms of the call's arguments; a single unknown part where the call does not spell
+    it (`self.make_error("invalid")` looking "invalid" up). None for other sites, and for
+    a factory outside the repository whose first argument may be its message."""
+    ref = site.exception_ref
+    if ref is None or site.kind != "raise" or site.message_source not in ("factory", "unresolved"):
+        return None
+    if looks_like_class_name(ref.rsplit(".", 1)[-1]):
+        return None
+    found = index.factory_message(site.file, ref, site.function)
+    if found is None:
+        # a factory errscan cannot read: a lone identifier-like literal is a key
+        # (`make_error("invalid")`), not the text
+        text = site.message if site.message_source == "factory" else None
+        if text is not None and _KEY.fullmatch(text) and site.message_parts[0].text == text:
+            return (MessagePart(expr=UNKNOWN_STR),)
+        return None
+    params, parts = found
+    if params and parts == (MessagePart(expr=params[0]),) and site.message_source == "factory":
+        return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
+    bound = _bound(site.call_args, params, parts) if parts else None
+    return bound if bound is not None else (MessagePart(expr=UNKNOWN_STR),)
 
 
 def _qualname(site: Site, index: Index) -> str | None:

@@ -62,7 +62,9 @@ def extract(
     reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
     reader.helpers = helpers.find(tree)
     sites = []
-    made: dict[str, set[str | None]] = {}
+    # what each function returns and raises by calling something: a factory returns one
+    # class (raising others where it cannot build it), or, returning nothing, raises one
+    made: dict[str, tuple[set[str | None], set[str | None]]] = {}
     for node, frame in _walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
@@ -70,7 +72,8 @@ def extract(
                 value = _assigned_call(frame.body, value.id)
             callee = value.func if isinstance(value, ast.Call) else None
             built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
-            made.setdefault(scope.qualname(frame.scope), set()).add(built)
+            returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
+            (returned if isinstance(node, ast.Return) else raised).add(built)
         if not isinstance(node, ast.Return) and (site := reader.site(node, frame)):
             sites.append(site)
     ignored = _ignored_lines(src.text)
@@ -79,7 +82,8 @@ def extract(
     sites.sort(key=Site.sort_key)
     factories = [
         (function, next(iter(classes)))
-        for function, classes in made.items()
+        for function, (returned, raised) in made.items()
+        for classes in [returned or raised]
         if len(classes) == 1 and None not in classes
     ]
     return sites, factories  # type: ignore[return-value]

@@ -31,7 +31,91 @@ def summarize(
         imports=tuple(imports(tree)),
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
+        factory_messages=tuple(_factory_messages(tree, [name for name, _ in factories], src)),
     )
+
+
+def _factory_messages(
+    tree: ast.Module, names: Sequence[str], src: Source
+) -> Iterator[tuple[str, tuple[str, ...], tuple[MessagePart, ...]]]:
+    """What message each factory gives the class it builds, in terms of its parameters:
+    `def error(msg): return E(msg)` passes its first argument on; `def make_error(self,
+    key): return E(self.messages[key])` a text the call does not spell."""
+    wanted = set(names)
+    for qualname, function in _functions(tree.body, ()):
+        if qualname not in wanted:
+            continue
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        params += [a.arg for a in function.args.kwonlyargs]
+        found: list[tuple[MessagePart, ...]] = []
+        for node in scope.own_nodes(function.body):
+            if isinstance(node, ast.Return | ast.Raise):
+                value = node.value if isinstance(node, ast.Return) else node.exc
+                found.append(_built_message(value, function, node, params, src))
+        unknown = any(part.expr == UNKNOWN_STR for parts in found for part in parts)
+        parts = (MessagePart(expr=UNKNOWN_STR),) if unknown or not found else _most_general(found)
+        yield qualname, tuple(params), parts
+
+
+def _functions(
+    body: Sequence[ast.stmt], outer: tuple[str, ...]
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a module by qualname (`C.m`, `f.<locals>.g`)."""
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield ".".join((*outer, stmt.name)), stmt
+            yield from _functions(stmt.body, (*outer, stmt.name, "<locals>"))
+        elif isinstance(stmt, ast.ClassDef):
+            yield from _functions(stmt.body, (*outer, stmt.name))
+        elif isinstance(stmt, ast.If | ast.Try):  # definitions under `if TYPE_CHECKING:`...
+            for field in ("body", "orelse", "finalbody"):
+                yield from _functions(getattr(stmt, field, []), outer)
+
+
+def _built_message(
+    value: ast.expr | None,
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    at: ast.stmt | ast.expr,
+    params: list[str],
+    src: Source,
+) -> tuple[MessagePart, ...]:
+    """The message argument of the exception a factory's return or raise builds."""
+    if isinstance(value, ast.Name):  # exc = E(...); ...; return exc
+        calls = [
+            node.value
+            for node in scope.own_nodes(function.body)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+            and isinstance(node.value, ast.Call)
+        ]
+        value = calls[0] if len(calls) == 1 else None
+    if not isinstance(value, ast.Call):
+        return (MessagePart(expr=UNKNOWN_STR),)
+    if not value.args:
+        keyword = next((k.value for k in value.keywords if k.arg in _MESSAGE_KEYWORDS), None)
+        if keyword is None:
+            return () if not value.keywords else (MessagePart(expr=UNKNOWN_STR),)
+        argument = keyword
+    else:
+        argument = value.args[0]
+    if isinstance(argument, ast.Name) and argument.id in params:
+        return (MessagePart(expr=argument.id),)
+    if isinstance(argument, ast.Starred):
+        return (MessagePart(expr=UNKNOWN_STR),)
+    stmt = next((s for s in function.body if _contains(s, at)), None)
+    found = message.template(argument, src, _InitLookup(function.body, stmt or function.body[-1]))
+    if found is None or not any(part.text for part in found.parts):
+        return (MessagePart(expr=UNKNOWN_STR),)  # `E(self.messages[key])`: not the call's
+    return found.parts
+
+
+_MESSAGE_KEYWORDS = frozenset({"message", "msg", "reason", "detail", "description"})
+
+
+def _contains(stmt: ast.stmt, node: ast.AST) -> bool:
+    return any(child is node for child in ast.walk(stmt))
 
 
 def imports(tree: ast.Module) -> Iterator[Import]:

@@ -135,3 +135,91 @@ def test_a_subclass_passing_its_message_on_to_a_base_str() -> None:
     message, candidates = found[17]
     assert "Missing required value in {name!r}" in candidates
     assert message == "Missing required value{str(self)}"
+
+
+def _records(code: str) -> dict[int, tuple[str | None, str | None]]:
+    found = errscan.extract_source(textwrap.dedent(code))
+    return {r.line: (r.message, r.exception_qualname) for r in found if r.kind == "raise"}
+
+
+def test_a_factory_passes_on_its_parameter_or_composes_with_it() -> None:
+    found = _records(
+        """
+        class Error(Exception):
+            pass
+
+        def error(msg):
+            return Error(msg)
+
+        def wrapped(name, reason):
+            exc = Error(f"{name}: {reason}")
+            exc.name = name
+            return exc
+
+        def check(x):
+            if x:
+                raise error(f"bad {x}")
+            raise wrapped("cache", f"too big ({x})")
+        """
+    )
+    assert found[15] == ("bad {x}", "mod.Error")
+    assert found[16] == ("cache: too big ({x})", "mod.Error")
+
+
+def test_a_factory_looking_its_message_up_leaves_it_unresolved() -> None:
+    found = _records(
+        """
+        class Error(Exception):
+            pass
+
+        def make_error(key, messages={"invalid": "Not valid."}):
+            try:
+                msg = messages[key]
+            except KeyError:
+                raise AssertionError(key) from None
+            return Error(msg)
+
+        def check(x):
+            raise make_error("invalid")
+        """
+    )
+    # "invalid" is the key the factory looks up, not the text; the factory still
+    # returns Error, whatever it raises where the key is missing
+    assert found[13] == (None, "mod.Error")
+
+
+def test_a_factory_method_of_a_generic_base_is_found_from_a_subclass() -> None:
+    found = _records(
+        """
+        import typing
+
+        T = typing.TypeVar("T")
+
+        class Error(Exception):
+            pass
+
+        class Field(typing.Generic[T]):
+            def fail(self, what):
+                return Error(f"invalid {what}")
+
+        class Text(Field[str]):
+            def check(self, value):
+                raise self.fail("text")
+        """
+    )
+    assert found[15] == ("invalid text", "mod.Error")
+
+
+def test_an_unknown_factory_given_a_key_is_unresolved_and_given_text_read() -> None:
+    found = _records(
+        """
+        from elsewhere import make_error
+
+        def check(x):
+            if x:
+                raise make_error("invalid_uuid")
+            raise make_error("not a valid UUID")
+        """
+    )
+    assert found[6][0] is None
+    assert found[7][0] == "not a valid UUID"
