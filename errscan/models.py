@@ -193,6 +193,12 @@ class ClassInfo:
     # __init__ never calls a base's __init__ (nor sets self.args, nor has a __new__):
     # the exception's args stay the call's positional arguments, which plain str() shows
     plain_args: bool = False
+    # class-level constants (`code = "bhk3"`, `status = 404`) as (name, repr of the value)
+    constants: tuple[tuple[str, str], ...] = ()
+
+
+# (function qualname, parameters, the built class's arguments or None)
+FactoryCall = tuple[str, tuple[str, ...], tuple[tuple[str | None, str], ...] | None]
 
 
 @dataclass(frozen=True)
@@ -200,15 +206,15 @@ class FileSummary:
     """What other files need to know of one file: its imports, classes and factories.
 
     `factories`: (function qualname, the class it returns or raises, as written).
-    `factory_messages`: (function qualname, its parameters, the template of the message
-    it passes the class in terms of them); one that cannot be read is a single part
-    whose expr is summary.UNKNOWN_STR.
+    `factory_calls`: (function qualname, its parameters, the arguments of the class it
+    builds, as (keyword or None, source text) in terms of those parameters; None where
+    its returns build it in more than one way).
     """
 
     imports: tuple[Import, ...] = ()
     classes: tuple[ClassInfo, ...] = ()
     factories: tuple[tuple[str, str], ...] = ()
-    factory_messages: tuple[tuple[str, tuple[str, ...], tuple[MessagePart, ...]], ...] = ()
+    factory_calls: tuple[FactoryCall, ...] = ()
 
 
 @dataclass(frozen=True)

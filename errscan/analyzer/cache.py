@@ -308,12 +308,13 @@ def decode_summary(data: bytes) -> FileSummary | None:
                     bool(from_str),
                     tuple((k, str(t)) for k, t in supers),
                     bool(plain),
+                    tuple((str(n), str(v)) for n, v in constants),
                 )
-                for q, b, d, p, parts, others, from_str, supers, plain in classes
+                for q, b, d, p, parts, others, from_str, supers, plain, constants in classes
             ),
             factories=tuple((name, made) for name, made in factories),
-            factory_messages=tuple(
-                (str(name), tuple(map(str, params)), _parts(parts)) for name, params, parts in made
+            factory_calls=tuple(
+                (str(name), tuple(map(str, params)), _args(built)) for name, params, built in made
             ),
         )
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
@@ -332,14 +333,22 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             c.from_str,
             [list(arg) for arg in c.super_args],
             c.plain_args,
+            [list(pair) for pair in c.constants],
         ]
         for c in summary.classes
     ]
     imports = [[i.local, i.level, i.module, i.name] for i in summary.imports]
     made = [
-        [name, list(params), _part_rows(parts)] for name, params, parts in summary.factory_messages
+        [name, list(params), [list(arg) for arg in built] if built is not None else None]
+        for name, params, built in summary.factory_calls
     ]
     return [imports, classes, [list(f) for f in summary.factories], made]
+
+
+def _args(rows: list[list[str | None]] | None) -> tuple[tuple[str | None, str], ...] | None:
+    if rows is None:
+        return None
+    return tuple((None if k is None else str(k), str(text)) for k, text in rows)
 
 
 def _part_rows(parts: tuple[MessagePart, ...]) -> list[list[str | None]]:

@@ -11,10 +11,11 @@ import builtins
 import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from errscan.analyzer.files import Listing
+from errscan.extractors.summary import UNKNOWN_STR
 from errscan.models import ClassInfo, FileSummary, Import, MessagePart
 
 BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
@@ -140,6 +141,8 @@ class ExceptionInfo:
     str_of: ClassInfo | None = None
     # the class's __init__ keeps no message of its own: str() is that of the arguments
     args_str: bool = False
+    # the class constants the class raised has, its own and inherited: (name, repr)
+    constants: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,8 @@ class _FileFacts:
     imports: dict[str, Import]
     classes: dict[str, ClassInfo]  # by qualname inside the module
     factories: dict[str, str]  # function qualname -> the class it makes, as written
-    # function qualname -> its parameters and the message it gives the class
-    factory_messages: dict[str, tuple[tuple[str, ...], tuple[MessagePart, ...]]]
+    # function qualname -> its parameters and the arguments of the class it builds
+    factory_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None]]
 
 
 class Index:
@@ -267,9 +270,7 @@ class Index:
             imports={i.local: i for i in summary.imports},
             classes={c.qualname: c for c in summary.classes},
             factories=dict(summary.factories),
-            factory_messages={
-                name: (params, parts) for name, params, parts in summary.factory_messages
-            },
+            factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
         )
         self._facts_cache[path] = facts
         if len(self._facts_cache) > _FACTS_CACHED:
@@ -345,15 +346,15 @@ class Index:
         made = self._facts(made_in).factories.get(name)
         return self.resolve(made_in, made) if made else None
 
-    def factory_message(
+    def factory_call(
         self, path: str, ref: str, function: str
-    ) -> tuple[tuple[str, ...], tuple[MessagePart, ...]] | None:
-        """A repository factory's parameters and the message it gives its class."""
+    ) -> tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None] | None:
+        """A repository factory's parameters and the arguments of the class it builds."""
         found = self._factory(path, ref, function)
         if found is None:
             return None
         made_in, name = found
-        return self._facts(made_in).factory_messages.get(name)
+        return self._facts(made_in).factory_calls.get(name)
 
     def _factory(self, path: str, ref: str, function: str) -> tuple[str, str] | None:
         """The file defining the factory `ref` called in `function` of `path`, and its
@@ -404,13 +405,24 @@ class Index:
         single = True  # every class on the way has one base (no mixin's __str__ unseen)
         current: str | None = qualname
         seen: set[str] = set()
+        constants: dict[str, str] = {}
+        composer: ClassInfo | None = None
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
             cls = self.class_info(current)
             if cls is None:
                 bases.extend(_builtin_ancestors(current))
                 break
+            for name, value in cls.constants:
+                constants.setdefault(name, value)  # the nearest class's, as Python finds it
             single = single and len(cls.bases) == 1
+            if (
+                init is not None
+                and composer is None
+                and cls is not init
+                and (cls.init_params is not None or cls.plain_args)
+            ):
+                composer = cls  # a class above the one whose __init__ was found
             if init is None and cls.init_params is not None and (plain is None or cls.from_str):
                 init = cls
             elif init is None and plain is None and cls.plain_args:
@@ -433,7 +445,11 @@ class Index:
             and current.startswith("builtins.")
         )  # fmt: skip
         doc = info.doc if info else None
-        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, args_str)
+        if init is not None and not init.init_parts and composer is not None:
+            # super().__init__() into a base that composes a text of its own: not read
+            init = replace(init, init_parts=(MessagePart(expr=UNKNOWN_STR),), init_candidates=())
+        found = tuple(sorted(constants.items()))
+        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, args_str, found)
 
     def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
         """The base that leads to an exception class: the first such, else the first base."""

@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from errscan.analyzer import files
-from errscan.analyzer.index import BUILTIN_EXCEPTIONS, Index
+from errscan.analyzer.index import BUILTIN_EXCEPTIONS, ExceptionInfo, Index
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
-from errscan.extractors.summary import UNKNOWN_STR
+from errscan.extractors.summary import CLASS_CONSTANT, UNKNOWN_STR
 from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -70,10 +70,11 @@ def link(
         composed = _composed(site, init.init_params, init.init_parts) if init else None
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
+            composed = _with_constants(composed, info.constants)
             for parts in init.init_candidates:
                 found = _composed(site, init.init_params, parts)
                 if found is not None:
-                    others.append(found)
+                    others.append(_with_constants(found, info.constants))
         fields = {
             **site.__dict__,
             "exception_qualname": info.qualname,
@@ -90,7 +91,7 @@ def link(
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         source = "init"
-        made = _factory_message(site, index)
+        made = _factory_message(site, index, info)
         if made is not None:  # what the factory gives its class, the call's arguments in
             composed, source = made, "factory"
         elif composed is None and info.args_str:
@@ -110,13 +111,13 @@ def link(
                 message_source=source,
                 message_candidates=(text, *[path for path in paths if path != text]),
             )
-        if composed is not None and all(part.expr == UNKNOWN_STR for part in composed):
+        if composed and all(part.expr == UNKNOWN_STR for part in composed):
             # a class whose __str__ errscan cannot read: unresolved, not a guess
             fields.update(
                 message=None, message_parts=(), message_source="unresolved",
                 message_candidates=(),
             )  # fmt: skip
-        elif composed is not None and site.message is None and not _said(fields):
+        elif composed and site.message is None and not _said(fields):
             # `raise E(msg)` of an unread message, composed into `{msg}`: still
             # unresolved, not a template that matches any message
             fields.update(
@@ -131,29 +132,85 @@ def link(
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def _factory_message(site: Site, index: Index) -> tuple[MessagePart, ...] | None:
-    """The message of `raise factory(...)`: the template the factory gives its class, in
-    terms of the call's arguments; a single unknown part where the call does not spell
-    it (`self.make_error("invalid")` looking "invalid" up). None for other sites, and for
-    a factory outside the repository whose first argument may be its message."""
+def _with_constants(
+    parts: tuple[MessagePart, ...], constants: tuple[tuple[str, str], ...]
+) -> tuple[MessagePart, ...]:
+    """A __str__'s class constants (`self.code`) as the class raised has them."""
+    if not any(p.expr and p.expr.startswith(CLASS_CONSTANT) for p in parts):
+        return parts
+    values = dict(constants)
+    out = []
+    for part in parts:
+        if part.expr is None or not part.expr.startswith(CLASS_CONSTANT):
+            out.append(part)
+            continue
+        name = part.expr[len(CLASS_CONSTANT) :]
+        value = values.get(name)
+        if value is None:  # not in the classes errscan followed: what it is is not known
+            out.append(part._replace(expr=f"self.{name}"))
+        else:
+            out.append(inline(part._replace(expr=value)))
+    return tuple(merge(out))
+
+
+def _factory_message(
+    site: Site, index: Index, info: ExceptionInfo
+) -> tuple[MessagePart, ...] | None:
+    """The message of `raise factory(...)`: what the class makes of the arguments the
+    factory gives it, those in terms of the call's; a single unknown part where the
+    call does not spell it (`self.make_error("invalid")` looking "invalid" up). None for
+    other sites, and for a factory outside the repository, whose first argument may be
+    its message."""
     ref = site.exception_ref
     if ref is None or site.kind != "raise" or site.message_source not in ("factory", "unresolved"):
         return None
     if looks_like_class_name(ref.rsplit(".", 1)[-1]):
         return None
-    found = index.factory_message(site.file, ref, site.function)
+    unknown = (MessagePart(expr=UNKNOWN_STR),)
+    found = index.factory_call(site.file, ref, site.function)
     if found is None:
         # a factory errscan cannot read: a lone identifier-like literal is a key
         # (`make_error("invalid")`), not the text
         text = site.message if site.message_source == "factory" else None
         if text is not None and _KEY.fullmatch(text) and site.message_parts[0].text == text:
-            return (MessagePart(expr=UNKNOWN_STR),)
+            return unknown
         return None
-    params, parts = found
-    if params and parts == (MessagePart(expr=params[0]),) and site.message_source == "factory":
+    params, built = found
+    inner = _made_of(built, info) if built is not None else None
+    if inner is None or any(part.expr == UNKNOWN_STR for part in inner):
+        return unknown
+    if params and inner == (MessagePart(expr=params[0]),) and site.message_source == "factory":
         return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
-    bound = _bound(site.call_args, params, parts) if parts else None
-    return bound if bound is not None else (MessagePart(expr=UNKNOWN_STR),)
+    bound = _bound(site.call_args, params, inner)
+    if not bound or not any(part.text and part.text.strip() for part in bound):
+        return unknown  # nothing but placeholders matches any text: no template
+    return bound
+
+
+def _made_of(
+    args: tuple[tuple[str | None, str], ...], info: ExceptionInfo
+) -> tuple[MessagePart, ...] | None:
+    """The message class `info` makes of a call's arguments (source text)."""
+    init = _through_str(info.init, info.str_of) if info.init else None
+    if init is not None:
+        composed = _bound(args, init.init_params, init.init_parts)
+        return _with_constants(composed, info.constants) if composed is not None else None
+    positional = [text for keyword, text in args if keyword is None]
+    if info.qualname is None:
+        return None
+    plain = info.args_str or info.qualname.startswith("builtins.")
+    if len(positional) > 1:
+        return _args_tuple(positional) if plain else None
+    keyword = next((text for key, text in args if key in _MESSAGE_KEYWORDS), None)
+    text = positional[0] if positional else keyword
+    if text is None:
+        return None
+    spliced = _string_argument(text)
+    parts = spliced if spliced is not None else (MessagePart(expr=text),)
+    return _key_error(parts) if info.qualname == "builtins.KeyError" else parts
+
+
+_MESSAGE_KEYWORDS = ("message", "msg", "reason", "detail", "description")
 
 
 def _qualname(site: Site, index: Index) -> str | None:
@@ -186,8 +243,7 @@ def _composed(
     """The message an exception class's __init__ composes, with the call's arguments in."""
     if params is None or site.kind not in ("raise", "exit") or site.message_source == "factory":
         return None
-    if params and not site.call_args:
-        return None  # `raise E` of a class whose __init__ needs arguments: nothing to compose
+    # `raise E` / `raise E()` too: a class that composes its text has one even then
     return _bound(site.call_args, params, parts)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.source import Source
-from errscan.models import ClassInfo, FileSummary, Import, MessagePart
+from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
 
 def summarize(
@@ -31,16 +31,15 @@ def summarize(
         imports=tuple(imports(tree)),
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
-        factory_messages=tuple(_factory_messages(tree, [name for name, _ in factories], src)),
+        factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
     )
 
 
-def _factory_messages(
-    tree: ast.Module, names: Sequence[str], src: Source
-) -> Iterator[tuple[str, tuple[str, ...], tuple[MessagePart, ...]]]:
-    """What message each factory gives the class it builds, in terms of its parameters:
-    `def error(msg): return E(msg)` passes its first argument on; `def make_error(self,
-    key): return E(self.messages[key])` a text the call does not spell."""
+def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Iterator[FactoryCall]:
+    """How each factory builds its class, in terms of its parameters: `def error(msg):
+    return E(msg)` -> (("msg",), ((None, "msg"),)); `exc = E(self.name, f"bad {msg}")`
+    -> ((None, "self.name"), (None, 'f"bad {msg}"')). A local name assigned once is
+    written as its value."""
     wanted = set(names)
     for qualname, function in _functions(tree.body, ()):
         if qualname not in wanted:
@@ -49,14 +48,18 @@ def _factory_messages(
         if params and params[0] in ("self", "cls"):
             params = params[1:]
         params += [a.arg for a in function.args.kwonlyargs]
-        found: list[tuple[MessagePart, ...]] = []
-        for node in scope.own_nodes(function.body):
-            if isinstance(node, ast.Return | ast.Raise):
-                value = node.value if isinstance(node, ast.Return) else node.exc
-                found.append(_built_message(value, function, node, params, src))
-        unknown = any(part.expr == UNKNOWN_STR for parts in found for part in parts)
-        parts = (MessagePart(expr=UNKNOWN_STR),) if unknown or not found else _most_general(found)
-        yield qualname, tuple(params), parts
+        built = {
+            _built_call(node.value, function, src)
+            for node in scope.own_nodes(function.body)
+            if isinstance(node, ast.Return)
+        }
+        if not built:  # a raising helper: what it raises
+            built = {
+                _built_call(node.exc, function, src)
+                for node in scope.own_nodes(function.body)
+                if isinstance(node, ast.Raise) and node.exc is not None
+            }
+        yield qualname, tuple(params), built.pop() if len(built) == 1 else None
 
 
 def _functions(
@@ -74,48 +77,41 @@ def _functions(
                 yield from _functions(getattr(stmt, field, []), outer)
 
 
-def _built_message(
-    value: ast.expr | None,
-    function: ast.FunctionDef | ast.AsyncFunctionDef,
-    at: ast.stmt | ast.expr,
-    params: list[str],
-    src: Source,
-) -> tuple[MessagePart, ...]:
-    """The message argument of the exception a factory's return or raise builds."""
+def _built_call(
+    value: ast.expr | None, function: ast.FunctionDef | ast.AsyncFunctionDef, src: Source
+) -> tuple[tuple[str | None, str], ...] | None:
+    """The arguments of the exception a factory's return or raise builds, as source."""
     if isinstance(value, ast.Name):  # exc = E(...); ...; return exc
-        calls = [
-            node.value
-            for node in scope.own_nodes(function.body)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
-            and isinstance(node.value, ast.Call)
-        ]
-        value = calls[0] if len(calls) == 1 else None
+        value = _assigned_once(function, value.id)
     if not isinstance(value, ast.Call):
-        return (MessagePart(expr=UNKNOWN_STR),)
-    if not value.args:
-        keyword = next((k.value for k in value.keywords if k.arg in _MESSAGE_KEYWORDS), None)
-        if keyword is None:
-            return () if not value.keywords else (MessagePart(expr=UNKNOWN_STR),)
-        argument = keyword
-    else:
-        argument = value.args[0]
-    if isinstance(argument, ast.Name) and argument.id in params:
-        return (MessagePart(expr=argument.id),)
-    if isinstance(argument, ast.Starred):
-        return (MessagePart(expr=UNKNOWN_STR),)
-    stmt = next((s for s in function.body if _contains(s, at)), None)
-    found = message.template(argument, src, _InitLookup(function.body, stmt or function.body[-1]))
-    if found is None or not any(part.text for part in found.parts):
-        return (MessagePart(expr=UNKNOWN_STR),)  # `E(self.messages[key])`: not the call's
-    return found.parts
+        return None
+    if any(isinstance(a, ast.Starred) for a in value.args) or any(
+        k.arg is None for k in value.keywords
+    ):
+        return None
+    args: list[tuple[str | None, str]] = []
+    for keyword, node in [*((None, a) for a in value.args),
+                          *((k.arg, k.value) for k in value.keywords)]:  # fmt: skip
+        if isinstance(node, ast.Name):
+            node = _assigned_once(function, node.id) or node
+        args.append((keyword, src.expression(node)))
+    return tuple(args)
 
 
-_MESSAGE_KEYWORDS = frozenset({"message", "msg", "reason", "detail", "description"})
-
-
-def _contains(stmt: ast.stmt, node: ast.AST) -> bool:
-    return any(child is node for child in ast.walk(stmt))
+def _assigned_once(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    """The value of a local assigned exactly once (and never augmented) in `function`."""
+    values = []
+    for node in scope.own_nodes(function.body):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            values.append(node.value)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For) and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in ast.walk(node.target)
+        ):
+            return None
+    return values[0] if len(values) == 1 else None
 
 
 def imports(tree: ast.Module) -> Iterator[Import]:
@@ -173,10 +169,30 @@ def _classes(
                 from_str=found is not None,
                 super_args=_super_args(stmt, src),
                 plain_args=_plain_args(stmt),
+                constants=_class_constants(constants.classes.get(".".join(qualname), {})),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             yield from _classes(stmt.body, (*outer, stmt.name, "<locals>"), src, constants)
+
+
+_MAX_CONSTANTS = 64
+_MAX_CONSTANT_CHARS = 500
+CLASS_CONSTANT = "__class_constant__."  # a __str__'s self.X of a class constant, by name
+
+
+def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ...]:
+    """A class body's literal constants (str, int, float, bool, None), by name: what a
+    base's __str__ reading `self.code` finds in the class raised."""
+    found = []
+    for name, value in sorted(assigned.items()):
+        if isinstance(value, ast.Constant) and isinstance(
+            value.value, str | int | float | bool | type(None)
+        ):
+            text = repr(value.value)
+            if len(text) <= _MAX_CONSTANT_CHARS:
+                found.append((name, text))
+    return tuple(found[:_MAX_CONSTANTS])
 
 
 def _first_paragraph(doc: str | None) -> str | None:
@@ -197,9 +213,16 @@ def _init_template(
     params += [arg.arg for arg in init.args.kwonlyargs]
     for stmt in init.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and _is_super_init(call)) or not call.args:
+        if not (isinstance(call, ast.Call) and _is_super_init(call)):
             continue
-        argument = call.args[1] if _explicit_base(call) and len(call.args) > 1 else call.args[0]
+        passed = call.args[1:] if _explicit_base(call) else call.args
+        if not passed and not call.keywords:
+            # case: super().__init__(): no args, so str() is "" (where no base above
+            # composes one: see Index.exception_info)
+            return tuple(params), ()
+        if not passed:
+            continue
+        argument = passed[0]
         # case: super().__init__(message), the parameter itself
         if isinstance(argument, ast.Name) and argument.id in params:
             return tuple(params), (MessagePart(expr=argument.id),)
@@ -369,7 +392,8 @@ def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
 
 class _Self(ast.NodeTransformer):
     """self.X in a __str__: the parameter __init__ set it from (a name without a
-    position, so that it reads as the parameter), or the class constant."""
+    position, so that it reads as the parameter), or a class constant, to be read in
+    the class raised (the name CLASS_CONSTANT + X)."""
 
     def __init__(self, attributes: dict[str, str], cls: str, constants: bindings.Constants):
         self.attributes = attributes
@@ -391,8 +415,9 @@ class _Self(ast.NodeTransformer):
             if param is not None:
                 return ast.Name(id=param, ctx=ast.Load())
             value = self.constants.attribute(self.cls, node.attr)
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                return ast.Constant(value=value.value)
+            if isinstance(value, ast.Constant):
+                # a subclass may set it anew: read in the class raised, when linking
+                return ast.Name(id=CLASS_CONSTANT + node.attr, ctx=ast.Load())
         self.generic_visit(node)
         return node
 

@@ -137,7 +137,10 @@ def view(
             related.append({"id": found.id, "exception": simple_name(found.exception),
                             "message": cut(found.message), "file": found.file,
                             "line": found.line, "href": href})  # fmt: skip
-    message = record.message or f"(no message: {record.message_source})"
+    if record.message == "":  # raised with no text at all: str() of it is empty
+        message = "(an empty message)"
+    else:
+        message = record.message or f"(no message: {record.message_source})"
     return {
         "record": record,
         "title": title(record),
