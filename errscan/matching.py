@@ -32,6 +32,7 @@ _FRAME = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S+))?', re.MULTILINE
 )
 _TYPED = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*): ?(?P<message>.*)$", re.DOTALL)
+_BARE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*$")
 _CLOSE_LIMIT = 5
 _CLOSE_FLOOR = 0.5
 
@@ -82,6 +83,8 @@ def _parse_one(text: str) -> Seen:
     typed = _TYPED.match(text)
     if typed and " " not in typed["type"]:
         return Seen(typed["type"], typed["message"], frames)
+    if frames and _BARE.match(text):  # Python prints an empty message's class alone
+        return Seen(text, "", frames)
     return Seen(None, text, frames)
 
 
@@ -266,7 +269,12 @@ class TemplateIndex:
             literal = self._literal_of(i)
             matched = (
                 needs
-                and (literal or (ancestors is not None and seen.message.strip()))
+                # an empty template is exact: it matches the empty message alone
+                and (
+                    literal
+                    or not record.message
+                    or (ancestors is not None and seen.message.strip())
+                )
                 # `{message}` matches anything: only with a known type, and text
                 and any(_matches(parts, seen.message) for parts in self._templates_of(i))
             )

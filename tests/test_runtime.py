@@ -169,7 +169,8 @@ def test_lookup_finds_the_record_behind_runtime_errors(
         shown = "".join(traceback.format_exception(exc))
         inputs = {"traceback": shown}
         if record.message is not None:
-            inputs["message"] = str(exc)
+            if str(exc):  # an empty message is nothing to paste alone
+                inputs["message"] = str(exc)
             inputs["typed"] = f"{type(exc).__name__}: {exc}"
         for form, text in inputs.items():
             tries[form] += 1

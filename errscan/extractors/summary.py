@@ -107,8 +107,7 @@ def _assigned_once(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) 
         ):
             values.append(node.value)
         elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For) and any(
-            isinstance(t, ast.Name) and t.id == name
-            for t in ast.walk(node.target)
+            isinstance(t, ast.Name) and t.id == name for t in ast.walk(node.target)
         ):
             return None
     return values[0] if len(values) == 1 else None

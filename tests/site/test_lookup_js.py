@@ -77,6 +77,34 @@ def test_the_browser_lookup_ranks_as_errscan_lookup(
     assert agreed >= len(cases) * 0.8  # most cases find something: the test is not empty
 
 
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_browser_lookup_finds_an_empty_message_as_errscan_lookup(tmp_path: Path) -> None:
+    """Python prints the class alone for an exception with no text; the site that
+    raises it has the empty template, which matches the empty message alone."""
+    from tests.support import build_repo
+
+    repo = build_repo(tmp_path / "repo", "messages")
+    records = list(errscan.extract(str(repo), use_cache=False).records)
+    site = next(r for r in records if r.function == "case_super_init_without_arguments")
+    assert site.message == ""
+    traceback = (
+        "Traceback (most recent call last):\n"
+        f'  File "/srv/app/{site.file}", line {site.line}, in {site.function}\n'
+        '    raise errs.RequestPath(f"{path}/")\n'
+        "msgs.errors.RequestPath"
+    )
+    cases = [("messages", traceback), ("messages", "RequestPath: "), ("messages", "ValueError: ")]
+    found = _in_node(tmp_path, {"messages": templates(records)}, cases)
+    expected = [
+        [[m.record.id, m.kind] for m in errscan.lookup(text, records) if m.kind != "close"]
+        for _, text in cases
+    ]
+    assert found == expected
+    assert expected[0][0] == [site.id, "full"]
+    assert expected[1][0] == [site.id, "full"]
+    assert site.id not in [i for i, _ in expected[2]]  # another class: not it
+
+
 _WORDS = """
 import { words } from "./search.mjs";
 import { readFileSync } from "node:fs";

@@ -8,6 +8,7 @@
 
 const FRAME = /^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?/gm;
 const TYPED = /^((?:[A-Za-z_]\w*\.)*[A-Z]\w*): ?([\s\S]*)$/;
+const BARE = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*$/;
 const CHAINED = /^\s*(?:The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)\s*$/m;
 
 export function parseChain(text) {
@@ -30,6 +31,8 @@ function parseOne(text) {
   if (typed && !typed[1].includes(" ")) {
     return { exception: typed[1], message: typed[2], frames };
   }
+  // Python prints an empty message's class alone
+  if (frames.length && BARE.test(text)) return { exception: text, message: "", frames };
   return { exception: null, message: text, frames };
 }
 
@@ -129,7 +132,8 @@ function lookupOne(seen, index) {
     }
     if (!sameType(ancestors, record)) continue;
     const literal = record.literal;
-    const matched = (literal || (ancestors !== null && seen.message.trim()))
+    // an empty template is exact: it matches the empty message alone
+    const matched = (literal || record.message === "" || (ancestors !== null && seen.message.trim()))
       && record.templates.some((runs) => matches(runs, seen.message));
     if (matched) {
       const key = [depth !== null ? 0 : 2, literal ? 0 : 1, -literal, depth || 0, seen.exception ? 0 : 1, record.id];
