@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
+from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
 from errscan.extractors.summary import UNKNOWN_STR
 from errscan.models import ClassInfo, FileSummary, Import, MessagePart
@@ -335,7 +336,7 @@ class Index:
                 continue
             found = self.resolve(path, ".".join(parts[cut:]), hops + 1)
             return found or qualified
-        return qualified
+        return stdlib.canonical(qualified) or qualified  # copy.error is copy.Error
 
     def factory_class(self, path: str, ref: str, function: str) -> str | None:
         """The class a factory in the repository returns or raises, fully qualified."""
@@ -411,7 +412,7 @@ class Index:
             seen.add(current)
             cls = self.class_info(current)
             if cls is None:
-                bases.extend(_builtin_ancestors(current))
+                bases.extend(_builtin_ancestors(current) or stdlib.ancestors(current))
                 break
             for name, value in cls.constants:
                 constants.setdefault(name, value)  # the nearest class's, as Python finds it

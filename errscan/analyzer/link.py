@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from errscan.analyzer import files
+from errscan.analyzer import files, stdlib
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS, ExceptionInfo, Index
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
@@ -219,7 +219,14 @@ def _qualname(site: Site, index: Index) -> str | None:
     if ref is None or site.kind == "reraise":
         return None
     if site.message_source == "factory" or not looks_like_class_name(ref.rsplit(".", 1)[-1]):
-        return index.factory_class(site.file, ref, site.function)
+        made = index.factory_class(site.file, ref, site.function)
+        if made is None:  # an alias of a standard class in lower case (`copy.error`)
+            resolved = index.resolve(site.file, ref)
+            known = resolved and (
+                resolved.startswith("builtins.") or stdlib.exception_class(resolved)
+            )
+            return resolved if known else None
+        return made
     return index.resolve(site.file, ref)
 
 

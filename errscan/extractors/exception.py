@@ -52,6 +52,9 @@ def raised(exc: ast.expr | None, src: Source) -> Raised:
     # case: bare `raise`
     if exc is None:
         return Raised(None, None, (), no_message=False)
+    # case: `raise t.cast(E, caught)`: an exception of class E made elsewhere
+    if isinstance(exc, ast.Call) and _is_cast(exc):
+        return Raised(src.expression(exc.args[0]), None, (), no_message=False)
     # case: `raise E(...)`, `raise m.E(...)`, `raise factory(...)`
     if isinstance(exc, ast.Call):
         return _called(exc, src)
@@ -78,6 +81,18 @@ def _called(call: ast.Call, src: Source) -> Raised:
         keyword_values=values,
         factory=not _looks_like_class(call.func),
         call_args=tuple(call_args),
+    )
+
+
+def _is_cast(call: ast.Call) -> bool:
+    """`cast(E, x)`, `t.cast(E, x)`, `typing.cast(E, x)`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return (
+        name == "cast"
+        and len(call.args) == 2
+        and not call.keywords
+        and isinstance(call.args[0], ast.Name | ast.Attribute)
     )
 
 
