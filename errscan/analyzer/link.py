@@ -15,7 +15,7 @@ from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
-from errscan.extractors.summary import CLASS_CONSTANT, UNKNOWN_STR
+from errscan.extractors.summary import CLASS_CONSTANT, OR_CONSTANT, UNKNOWN_STR
 from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -270,6 +270,12 @@ def _bound(
     bound.update((keyword, text) for keyword, text in call_args if keyword is not None)
     out: list[MessagePart] = []
     for part in parts:
+        if part.expr is not None and part.expr.startswith(OR_CONSTANT):
+            param, _, attribute = part.expr[len(OR_CONSTANT) :].partition(".")
+            if param not in bound:  # not given: the class constant, read when linking
+                out.append(part._replace(expr=CLASS_CONSTANT + attribute))
+                continue
+            part = part._replace(expr=param)
         if part.expr is None or part.expr not in bound:
             out.append(part)
             continue

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Collection, Iterator, Sequence
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.source import Source
@@ -264,7 +265,8 @@ def _str_template(
     if passed is not None:  # super().__init__(message): args[0], and the usual property
         for name in ("args[0]", "message", "msg"):
             attributes.setdefault(name, passed)
-    mapped = _Self(attributes, qualname, constants)
+    guarded = _set_unless_none(init, attributes) if init else set()
+    mapped = _Self(attributes, qualname, constants, guarded)
     found: list[tuple[MessagePart, ...]] = []
     for value in returns:
         assert value is not None
@@ -273,9 +275,7 @@ def _str_template(
             found.append((MessagePart(expr=value.id),))  # `return self.message`
             continue
         template = message.template(value, src, _InitLookup([], method))
-        if template is not None and not any(
-            part.expr is not None and "self" in part.expr for part in template.parts
-        ):
+        if template is not None and _readable(template.parts):
             found.append(template.parts)
             continue
         first = _joined_first(value, method, mapped)
@@ -290,6 +290,46 @@ def _str_template(
 
 
 UNKNOWN_STR = "str(self)"  # the text a __str__ adds, which cannot be read
+# `if description is not None: self.description = description` over a class constant:
+# the argument where the call passes one, else the constant of the class raised
+OR_CONSTANT = "__argument_or_class_constant__."
+_SELF_ATTRIBUTE = re.compile(r"self\.[A-Za-z_]\w*")
+
+
+def _readable(parts: tuple[MessagePart, ...]) -> bool:
+    """A __str__'s template errscan can stand behind: literal text, and no part that
+    reads the instance but as a plain attribute (`self.name`, a property, is a
+    placeholder like any other)."""
+    if not any(part.text and part.text.strip() for part in parts):
+        return False
+    return all(
+        part.expr is None or "self" not in part.expr or _SELF_ATTRIBUTE.fullmatch(part.expr)
+        for part in parts
+    )
+
+
+def _set_unless_none(init: ast.FunctionDef, attributes: dict[str, str]) -> set[str]:
+    """The attributes __init__ sets from a parameter only where it is given:
+    `if description is not None: self.description = description`."""
+    found = set()
+    for node in scope.own_nodes(init.body):
+        if not isinstance(node, ast.If) or node.orelse:
+            continue
+        test = node.test
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+                and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None):  # fmt: skip
+            continue
+        for stmt in node.body:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Attribute)
+                    and isinstance(stmt.targets[0].value, ast.Name)
+                    and stmt.targets[0].value.id == "self"
+                    and isinstance(stmt.value, ast.Name) and stmt.value.id == test.left.id
+                    and attributes.get(stmt.targets[0].attr) == test.left.id):  # fmt: skip
+                found.add(stmt.targets[0].attr)
+    return found
 
 
 def _uncast(node: ast.expr) -> ast.expr:
@@ -394,10 +434,17 @@ class _Self(ast.NodeTransformer):
     position, so that it reads as the parameter), or a class constant, to be read in
     the class raised (the name CLASS_CONSTANT + X)."""
 
-    def __init__(self, attributes: dict[str, str], cls: str, constants: bindings.Constants):
+    def __init__(
+        self,
+        attributes: dict[str, str],
+        cls: str,
+        constants: bindings.Constants,
+        guarded: Collection[str] = (),
+    ) -> None:
         self.attributes = attributes
         self.cls = cls
         self.constants = constants
+        self.guarded = guarded
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if (isinstance(node.value, ast.Attribute) and node.value.attr == "args"
@@ -411,9 +458,11 @@ class _Self(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             param = self.attributes.get(node.attr)
+            value = self.constants.attribute(self.cls, node.attr)
+            if param is not None and node.attr in self.guarded and isinstance(value, ast.Constant):
+                return ast.Name(id=f"{OR_CONSTANT}{param}.{node.attr}", ctx=ast.Load())
             if param is not None:
                 return ast.Name(id=param, ctx=ast.Load())
-            value = self.constants.attribute(self.cls, node.attr)
             if isinstance(value, ast.Constant):
                 # a subclass may set it anew: read in the class raised, when linking
                 return ast.Name(id=CLASS_CONSTANT + node.attr, ctx=ast.Load())

@@ -77,7 +77,7 @@ def test_a_str_that_ignores_the_argument_is_its_own_text() -> None:
     assert found[10][0] == "None metadata found"
 
 
-def test_a_str_reading_what_init_does_not_set_from_a_parameter_is_unresolved() -> None:
+def test_a_str_reading_what_init_does_not_set_from_a_parameter_keeps_it_a_placeholder() -> None:
     found = _messages(
         """
         class Odd(Exception):
@@ -92,7 +92,26 @@ def test_a_str_reading_what_init_does_not_set_from_a_parameter_is_unresolved() -
             raise Odd("stopped")
         """
     )
-    assert found[11][0] is None  # not "stopped", which str() never gives: no guess
+    # not "stopped", which str() never gives: self.when is some text at run time
+    assert found[11][0] == "stopped at {self.when}"
+
+
+def test_a_str_of_nothing_but_the_instance_is_unresolved() -> None:
+    found = _messages(
+        """
+        class Odd(Exception):
+            def __init__(self, msg):
+                super().__init__(msg)
+                self.when = now()
+
+            def __str__(self):
+                return f"{self.when}{self.describe()}"
+
+        def run():
+            raise Odd("stopped")
+        """
+    )
+    assert found[11][0] is None  # no literal text, and a method's text: no template
 
 
 def test_a_str_joining_lines_that_start_with_the_message() -> None:
