@@ -100,6 +100,7 @@ PROJECTS = {
                 "itsdangerous",
                 "click",
                 "blinker",
+                "pytest<9",  # its conftest imports _pytest.monkeypatch.notset, gone in 9
             ),
         ),
     ]
