@@ -392,6 +392,52 @@ class Index:
                 return found
         return None
 
+    def looked_up(self, path: str, function: str, attribute: str, key: str) -> list[str]:
+        """The messages `self.<attribute>[key]` may be in a method `function` of `path`:
+        the entry `key` of a class dict whose name is or ends in `_<attribute>`
+        (`default_error_messages` for `self.error_messages`), as the method's class has it,
+        its own or its nearest base's, then those of its subclasses in the same file that
+        set it otherwise; values as the reprs of their literals. Empty where none is found."""
+        module = self.module_of(path)
+        owner = function.rsplit(".", 1)[0] if "." in function else None
+        if module is None or owner is None:
+            return []
+        wanted = (f"{attribute}[{key!r}]", f"_{attribute}[{key!r}]")
+
+        def own(cls: ClassInfo) -> str | None:
+            for name, value in cls.constants:
+                if name == wanted[0] or name.endswith(wanted[1]):
+                    return value
+            return None
+
+        found: list[str] = []
+        current: str | None = f"{module}.{owner}"
+        seen: set[str] = set()
+        while current is not None and current not in seen and len(seen) < _MAX_HOPS:
+            seen.add(current)
+            cls = self.class_info(current)
+            where = self._file_of_class(current)
+            if cls is None or where is None:
+                break
+            value = own(cls)
+            if value is not None:
+                found.append(value)
+                break
+            bases = [self.resolve(where, base) or base for base in map(_unsubscripted, cls.bases)]
+            current = next((base for base in bases if self.class_info(base) is not None), None)
+        if not found:
+            return []
+        # subclasses in the file: a base named as written, followed within the file
+        classes = self._facts(path).classes
+        below = {owner}
+        for qualname, cls in classes.items():  # a module's classes come in source order
+            if any(_unsubscripted(base) in below for base in cls.bases):
+                below.add(qualname)
+                value = own(cls)
+                if value is not None and value not in found:
+                    found.append(value)
+        return found
+
     def exception_info(self, qualname: str | None) -> ExceptionInfo:
         if qualname is None:
             return ExceptionInfo(None, (), None, None)

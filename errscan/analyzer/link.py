@@ -6,6 +6,7 @@ import ast
 import hashlib
 import os
 import re
+import string
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -93,7 +94,7 @@ def link(
         source = "init"
         made = _factory_message(site, index, info)
         if made is not None:  # what the factory gives its class, the call's arguments in
-            composed, source = made, "factory"
+            (composed, *others), source = made, "factory"
         elif composed is None and info.args_str:
             composed = _args_str(site)
             source = site.message_source
@@ -155,18 +156,18 @@ def _with_constants(
 
 def _factory_message(
     site: Site, index: Index, info: ExceptionInfo
-) -> tuple[MessagePart, ...] | None:
+) -> list[tuple[MessagePart, ...]] | None:
     """The message of `raise factory(...)`: what the class makes of the arguments the
-    factory gives it, those in terms of the call's; a single unknown part where the
-    call does not spell it (`self.make_error("invalid")` looking "invalid" up). None for
-    other sites, and for a factory outside the repository, whose first argument may be
-    its message."""
+    factory gives it, those in terms of the call's, then the other paths' (a message
+    the factory looks up, as the method's subclasses have it); a single unknown part
+    where that cannot be read. None for other sites, and for a factory outside the
+    repository, whose first argument may be its message."""
     ref = site.exception_ref
     if ref is None or site.kind != "raise" or site.message_source not in ("factory", "unresolved"):
         return None
     if looks_like_class_name(ref.rsplit(".", 1)[-1]):
         return None
-    unknown = (MessagePart(expr=UNKNOWN_STR),)
+    unknown: list[tuple[MessagePart, ...]] = [(MessagePart(expr=UNKNOWN_STR),)]
     found = index.factory_call(site.file, ref, site.function)
     if found is None:
         # a factory errscan cannot read: a lone identifier-like literal is a key
@@ -181,10 +182,74 @@ def _factory_message(
         return unknown
     if params and inner == (MessagePart(expr=params[0]),) and site.message_source == "factory":
         return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
-    bound = _bound(site.call_args, params, inner)
-    if not bound or not any(part.text and part.text.strip() for part in bound):
+    paths = _looked_up(inner, params, site, index) if ref.startswith("self.") else [inner]
+    made = []
+    for parts in paths:
+        bound = _bound(site.call_args, params, parts)
+        if bound and any(part.text and part.text.strip() for part in bound):
+            made.append(bound)
+    if len(made) != len(paths) or not made:
         return unknown  # nothing but placeholders matches any text: no template
-    return bound
+    return made
+
+
+# `self.error_messages[key]`, maybe `.format(**kwargs)`: what _looked_up of summary writes
+_LOOKUP = re.compile(r"self\.(\w+)\[(\w+)\](?:\.format\((?:\*\*(\w+))?\))?")
+
+
+def _looked_up(
+    parts: tuple[MessagePart, ...], params: tuple[str, ...], site: Site, index: Index
+) -> list[tuple[MessagePart, ...]]:
+    """`parts` with a message the factory method looks up by the key the call gives it
+    (`self.make_error("invalid", input=value)` of a Field) read from the class dicts of
+    the calling method's class: one path per value its class and subclasses give it,
+    the format fields filled with the call's keyword arguments where the factory passes
+    them all on. `[parts]` where nothing is looked up; [] where it cannot be read."""
+    matched = [(i, _LOOKUP.fullmatch(p.expr)) for i, p in enumerate(parts) if p.expr]
+    lookups = [(i, m) for i, m in matched if m is not None]
+    if not lookups:
+        return [parts]
+    if len(lookups) > 1:
+        return []
+    at, found = lookups[0]
+    attribute, param, kwargs = found.groups()
+    formatted = found.group(0) != f"self.{attribute}[{param}]"
+    given = dict(zip(params, (t for k, t in site.call_args if k is None), strict=False))
+    given.update((k, t) for k, t in site.call_args if k is not None)
+    known, key = literal_value(given.get(param, ""))
+    if not known or not isinstance(key, str):
+        return []
+    fills = {k: t for k, t in site.call_args if k is not None} if kwargs else {}
+    paths = []
+    for value in index.looked_up(site.file, site.function, attribute, key):
+        text = ast.literal_eval(value)
+        middle = _format_fields(text, fills) if formatted else (_text(text),)
+        if middle is None:
+            return []
+        paths.append(tuple(merge([*parts[:at], *middle, *parts[at + 1 :]])))
+    return paths
+
+
+def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] | None:
+    """A str.format template as parts, each field the keyword argument given for it
+    (`{input}` with input=value is `{value}`), else its own name; None where the text
+    is no format string or its fields are positional."""
+    out: list[MessagePart] = []
+    try:
+        pieces = list(string.Formatter().parse(text))
+    except ValueError:
+        return None
+    for literal, field, spec, conversion in pieces:
+        if literal:
+            out.append(_text(literal))
+        if field is None:
+            continue
+        name = field.split(".", 1)[0].split("[", 1)[0]
+        if not name.isidentifier():
+            return None
+        expr = fills.get(name, name) + field[len(name) :]
+        out.append(inline(MessagePart(expr=expr, conversion=conversion, format_spec=spec or None)))
+    return tuple(merge(out))
 
 
 def _made_of(
@@ -236,10 +301,13 @@ def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
     class's own parameters."""
     if base is None or init.init_params is None:
         return init
-    general = _bound(init.super_args, base.init_params, base.init_parts)
+    own = init.init_params
+    general = _bound(init.super_args, base.init_params, base.init_parts, own)
     if general is None:
         return init
-    paths = [_bound(init.super_args, base.init_params, parts) for parts in base.init_candidates]
+    paths = [
+        _bound(init.super_args, base.init_params, parts, own) for parts in base.init_candidates
+    ]
     return ClassInfo(init.qualname, init.bases, init.doc, init.init_params, general,
                      tuple(p for p in paths if p is not None), True, ())  # fmt: skip
 
@@ -258,8 +326,11 @@ def _bound(
     call_args: tuple[tuple[str | None, str], ...],
     params: tuple[str, ...] | None,
     parts: tuple[MessagePart, ...],
+    through: tuple[str, ...] = (),
 ) -> tuple[MessagePart, ...] | None:
-    """`parts`, written in terms of `params`, with the arguments of a call in."""
+    """`parts`, written in terms of `params`, with the arguments of a call in; where the
+    call is a subclass's super().__init__, `through` holds its own parameters, and one
+    passed on as it came still falls back on the class constant when not given."""
     if params is None:
         return None
     bound: dict[str, str] = {}
@@ -274,6 +345,9 @@ def _bound(
             param, _, attribute = part.expr[len(OR_CONSTANT) :].partition(".")
             if param not in bound:  # not given: the class constant, read when linking
                 out.append(part._replace(expr=CLASS_CONSTANT + attribute))
+                continue
+            if bound[param] in through:
+                out.append(part._replace(expr=f"{OR_CONSTANT}{bound[param]}.{attribute}"))
                 continue
             part = part._replace(expr=param)
         if part.expr is None or part.expr not in bound:

@@ -29,7 +29,7 @@ def summarize(
 ) -> FileSummary:
     """`factories`: what the sites walk found (sites.extract), so no second walk is made."""
     return FileSummary(
-        imports=tuple(imports(tree)),
+        imports=tuple(_with_local_imports(tree)),
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
         factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
@@ -93,10 +93,89 @@ def _built_call(
     args: list[tuple[str | None, str]] = []
     for keyword, node in [*((None, a) for a in value.args),
                           *((k.arg, k.value) for k in value.keywords)]:  # fmt: skip
+        looked_up = _looked_up(function, node)
+        if looked_up is not None:
+            args.append((keyword, looked_up))
+            continue
         if isinstance(node, ast.Name):
             node = _assigned_once(function, node.id) or node
         args.append((keyword, src.expression(node)))
     return tuple(args)
+
+
+def _looked_up(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> str | None:
+    """A message a factory looks up by the key it is given, then maybe formats with
+    its keyword arguments: `msg = self.error_messages[key]`, then `msg.format(**kwargs)`
+    or `msg = msg.format(**kwargs)` -> "self.error_messages[key].format(**kwargs)"; None
+    for any other way of making `node`."""
+    formats: list[ast.Call] = []
+    # case: E(msg.format(**kwargs))
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and _is_format(node, None)
+    ):
+        formats.append(node)
+        node = node.func.value
+    if not isinstance(node, ast.Name):
+        return None
+    name = node.id
+    values = []
+    for child in scope.own_nodes(function.body):
+        if isinstance(child, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in child.targets
+        ):
+            if len(child.targets) != 1:
+                return None
+            values.append(child.value)
+        elif isinstance(child, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For) and any(
+            isinstance(t, ast.Name) and t.id == name for t in ast.walk(child.target)
+        ):
+            return None
+    if not values:
+        return None
+    first, *rest = sorted(values, key=lambda v: (v.lineno, v.col_offset))
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args,
+                              *function.args.kwonlyargs)}  # fmt: skip
+    if not (
+        isinstance(first, ast.Subscript)
+        and isinstance(first.value, ast.Attribute)
+        and isinstance(first.value.value, ast.Name)
+        and first.value.value.id == "self"
+        and isinstance(first.slice, ast.Name)
+        and first.slice.id in params
+    ):
+        return None
+    # case: msg = msg.format(**kwargs), each later assignment
+    if not all(_is_format(value, name) for value in rest):
+        return None
+    formats += [value for value in rest if isinstance(value, ast.Call)]
+    looked_up = f"self.{first.value.attr}[{first.slice.id}]"
+    if not formats:
+        return looked_up
+    kwargs = function.args.kwarg.arg if function.args.kwarg else None
+    call = formats[0]
+    given_all = (
+        kwargs is not None
+        and not call.args
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == kwargs
+    )
+    # the call's own keywords fill the fields where the factory passes them all on
+    return f"{looked_up}.format(**{kwargs})" if given_all else f"{looked_up}.format()"
+
+
+def _is_format(node: ast.expr, name: str | None) -> bool:
+    """Whether `node` is `X.format(...)` of a name (`name`, where given)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Name)
+        and (name is None or node.func.value.id == name)
+    )
 
 
 def _assigned_once(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
@@ -131,6 +210,45 @@ def imports(tree: ast.Module) -> Iterator[Import]:
                 if alias.name != "*":
                     module = stmt.module or ""
                     yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
+
+
+def _with_local_imports(tree: ast.Module) -> Iterator[Import]:
+    """The module's imports, then those made inside its functions (`from ..exceptions
+    import NotFound` against an import cycle) of names the module does not bind itself,
+    each bound one way only: what a class named in a function body is."""
+    module = list(imports(tree))
+    yield from module
+    bound = {i.local for i in module}
+    bound.update(name for stmt in tree.body for name in _defined_names(stmt))
+    local: dict[str, Import | None] = {}
+    for body in _function_bodies(tree.body):
+        for stmt in _module_statements(body):
+            for found in imports(ast.Module(body=[stmt], type_ignores=[])):
+                if found.local not in bound:
+                    held = local.setdefault(found.local, found)
+                    if held != found:
+                        local[found.local] = None  # two meanings: neither
+    yield from (found for found in local.values() if found is not None)
+
+
+def _function_bodies(body: Sequence[ast.stmt]) -> Iterator[Sequence[ast.stmt]]:
+    """The body of every function, at any depth, walking statements only."""
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield stmt.body
+        for field in ("body", "orelse", "finalbody"):
+            yield from _function_bodies(getattr(stmt, field, None) or ())
+        for clause in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield from _function_bodies(clause.body)
+
+
+def _defined_names(stmt: ast.stmt) -> Iterator[str]:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        yield stmt.name
+    elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            yield from (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
 
 
 def _module_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -183,8 +301,11 @@ CLASS_CONSTANT = "__class_constant__."  # a __str__'s self.X of a class constant
 
 def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ...]:
     """A class body's literal constants (str, int, float, bool, None), by name: what a
-    base's __str__ reading `self.code` finds in the class raised."""
+    base's __str__ reading `self.code` finds in the class raised. The string entries of
+    a dict of messages (`default_error_messages = {"invalid": "Not a valid list."}`)
+    count too, each named as it is read: `default_error_messages['invalid']`."""
     found = []
+    entries = []
     for name, value in sorted(assigned.items()):
         if isinstance(value, ast.Constant) and isinstance(
             value.value, str | int | float | bool | type(None)
@@ -192,7 +313,17 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
             text = repr(value.value)
             if len(text) <= _MAX_CONSTANT_CHARS:
                 found.append((name, text))
-    return tuple(found[:_MAX_CONSTANTS])
+        elif isinstance(value, ast.Dict):
+            for key, item in zip(value.keys, value.values, strict=True):
+                if (
+                    isinstance(key, ast.Constant)
+                    and isinstance(key.value, str)
+                    and isinstance(item, ast.Constant)
+                    and isinstance(item.value, str)
+                    and len(item.value) <= _MAX_CONSTANT_CHARS
+                ):
+                    entries.append((f"{name}[{key.value!r}]", repr(item.value)))
+    return tuple(found[:_MAX_CONSTANTS]) + tuple(entries[:_MAX_CONSTANTS])
 
 
 def _first_paragraph(doc: str | None) -> str | None:
@@ -211,6 +342,7 @@ def _init_template(
         return None, ()
     params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
     params += [arg.arg for arg in init.args.kwonlyargs]
+    by_keyword = False
     for stmt in init.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if not (isinstance(call, ast.Call) and _is_super_init(call)):
@@ -221,6 +353,7 @@ def _init_template(
             # composes one: see Index.exception_info)
             return tuple(params), ()
         if not passed:
+            by_keyword = True
             continue
         argument = passed[0]
         # case: super().__init__(message), the parameter itself
@@ -230,6 +363,11 @@ def _init_template(
         found = message.template(argument, src, lookup)
         if found is not None:
             return tuple(params), found.parts
+    if by_keyword:
+        # case: super().__init__(description=description): the base's __init__ or
+        # __str__ makes the text of what this one passes on (link._through_str), never
+        # of this __init__'s own arguments in the base's order
+        return tuple(params), (MessagePart(expr=UNKNOWN_STR),)
     return None, ()
 
 

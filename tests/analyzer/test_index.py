@@ -56,3 +56,39 @@ def test_a_top_level_init_file_is_scanned() -> None:
     (record,) = errscan.extract_source(code, "__init__.py")
     assert record.exception == "Bad"
     assert record.exception_qualname == "__init__.Bad"
+
+
+def _index_of(files: dict[str, str]) -> Index:
+    from errscan.analyzer.scan import scan_file
+
+    return Index.of({path: scan_file(path, code, 0).summary for path, code in files.items()})
+
+
+def test_looked_up_reads_a_class_dict_of_the_method_class_or_its_base_then_subclasses() -> None:
+    index = _index_of(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": (
+                "class Field:\n"
+                "    default_error_messages = {'invalid': 'Not valid.', 'null': 'No null.'}\n"
+            ),
+            "pkg/fields.py": (
+                "from .base import Field\n"
+                "class Number(Field):\n"
+                "    def fail(self, key):\n"
+                "        return ValueError(self.error_messages[key])\n"
+                "class Integer(Number):\n"
+                "    default_error_messages = {'invalid': 'Not an integer.'}\n"
+                "class Other(Field):\n"
+                "    default_error_messages = {'invalid': 'Not other.'}\n"
+            ),
+        }
+    )
+    found = index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "invalid")
+    # the base's across files, then the same file's subclass, never an unrelated class's
+    assert found == ["'Not valid.'", "'Not an integer.'"]
+    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "null") == [
+        "'No null.'"
+    ]
+    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "gone") == []
+    assert index.looked_up("pkg/fields.py", "fail", "error_messages", "invalid") == []

@@ -242,3 +242,101 @@ def test_an_unknown_factory_given_a_key_is_unresolved_and_given_text_read() -> N
     )
     assert found[6][0] is None
     assert found[7][0] == "not a valid UUID"
+
+
+_FIELDS = """
+        class Error(Exception):
+            pass
+
+        class Field:
+            default_error_messages = {"invalid": "Not a valid value.", "big": "{input} > {limit}"}
+
+            def make_error(self, key, **kwargs):
+                msg = self.error_messages[key]
+                msg = msg.format(**kwargs)
+                return Error(msg)
+
+            def check(self, x):
+                if x is None:
+                    raise self.make_error("invalid")
+                raise self.make_error("big", input=x, limit=10)
+
+        class Integer(Field):
+            default_error_messages = {"invalid": "Not a valid integer."}
+"""
+
+
+def test_a_factory_method_looking_its_message_up_in_a_class_dict_reads_it() -> None:
+    found = _messages(_FIELDS)
+    # the class of the method first, the subclass that overrides the key as a candidate
+    assert found[15] == ("Not a valid value.", ("Not a valid value.", "Not a valid integer."))
+    # the keywords of the call fill the fields the factory formats
+    assert found[16] == ("{x} > 10", ("{x} > 10",))
+
+
+def test_a_key_not_in_any_class_dict_stays_unresolved() -> None:
+    found = _messages(_FIELDS.replace('make_error("invalid")', 'make_error("missing")'))
+    assert found[15] == (None, ())
+
+
+def test_a_factory_formatting_without_the_call_keywords_keeps_the_fields() -> None:
+    found = _messages(
+        """
+        class Error(Exception):
+            pass
+
+        class Field:
+            default_error_messages = {"big": "too big ({limit})"}
+
+            def fail(self, key):
+                return Error(self.default_error_messages[key])
+
+            def check(self, x):
+                raise self.fail("big")
+        """
+    )
+    # no .format(): the braces are literal text at run time
+    assert found[12] == ("too big ({limit})", ("too big ({limit})",))
+
+
+def test_a_subclass_giving_its_base_only_keywords_keeps_the_base_text() -> None:
+    found = _records(
+        """
+        class HTTPError(Exception):
+            code = 416
+            description = "Cannot serve the range."
+
+            def __init__(self, description=None):
+                super().__init__()
+                if description is not None:
+                    self.description = description
+
+            def __str__(self):
+                return f"{self.code}: {self.description}"
+
+        class RangeError(HTTPError):
+            def __init__(self, length=None, description=None):
+                super().__init__(description=description)
+                self.length = length
+
+        def check(n):
+            raise RangeError(n)
+        """
+    )
+    # length is not the description: the class constant is the text
+    assert found[20] == ("416: Cannot serve the range.", "mod.RangeError")
+
+
+def test_a_class_imported_inside_the_function_is_resolved() -> None:
+    found = _records(
+        """
+        def check(n):
+            from errors_elsewhere import Unknown
+            from json import JSONDecodeError as Bad
+
+            if n:
+                raise Unknown(n)
+            raise Bad("no", "doc", 0)
+        """
+    )
+    assert found[8][1] == "json.decoder.JSONDecodeError"
