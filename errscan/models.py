@@ -195,6 +195,9 @@ class ClassInfo:
     plain_args: bool = False
     # class-level constants (`code = "bhk3"`, `status = 404`) as (name, repr of the value)
     constants: tuple[tuple[str, str], ...] = ()
+    # instance attributes __init__ sets from what its caller passes (`self.error_messages`
+    # merged with an `error_messages` parameter): a message read from one is configurable
+    caller_set: tuple[str, ...] = ()
 
 
 # (function qualname, parameters, the built class's arguments or None)

@@ -33,7 +33,7 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 6
+_SCHEMA_VERSION = 7
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -309,8 +309,11 @@ def decode_summary(data: bytes) -> FileSummary | None:
                     tuple((k, str(t)) for k, t in supers),
                     bool(plain),
                     tuple((str(n), str(v)) for n, v in constants),
+                    tuple(map(str, caller_set)),
                 )
-                for q, b, d, p, parts, others, from_str, supers, plain, constants in classes
+                for q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set in (
+                    classes
+                )
             ),
             factories=tuple((name, made) for name, made in factories),
             factory_calls=tuple(
@@ -334,6 +337,7 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             [list(arg) for arg in c.super_args],
             c.plain_args,
             [list(pair) for pair in c.constants],
+            list(c.caller_set),
         ]
         for c in summary.classes
     ]

@@ -392,16 +392,20 @@ class Index:
                 return found
         return None
 
-    def looked_up(self, path: str, function: str, attribute: str, key: str) -> list[str]:
+    def looked_up(
+        self, path: str, function: str, attribute: str, key: str
+    ) -> tuple[list[str], bool]:
         """The messages `self.<attribute>[key]` may be in a method `function` of `path`:
         the entry `key` of a class dict whose name is or ends in `_<attribute>`
         (`default_error_messages` for `self.error_messages`), as the method's class has it,
         its own or its nearest base's, then those of its subclasses in the same file that
-        set it otherwise; values as the reprs of their literals. Empty where none is found."""
+        set it otherwise; values as the reprs of their literals, empty where none is found.
+        With them, whether a caller may set the messages instead: an `__init__` of the
+        class or a base sets `self.<attribute>` from its parameters."""
         module = self.module_of(path)
         owner = function.rsplit(".", 1)[0] if "." in function else None
         if module is None or owner is None:
-            return []
+            return [], False
         wanted = (f"{attribute}[{key!r}]", f"_{attribute}[{key!r}]")
 
         def own(cls: ClassInfo) -> str | None:
@@ -411,6 +415,7 @@ class Index:
             return None
 
         found: list[str] = []
+        configurable = False
         current: str | None = f"{module}.{owner}"
         seen: set[str] = set()
         while current is not None and current not in seen and len(seen) < _MAX_HOPS:
@@ -419,24 +424,25 @@ class Index:
             where = self._file_of_class(current)
             if cls is None or where is None:
                 break
+            configurable = configurable or attribute in cls.caller_set
             value = own(cls)
-            if value is not None:
+            if value is not None and not found:
                 found.append(value)
-                break
             bases = [self.resolve(where, base) or base for base in map(_unsubscripted, cls.bases)]
             current = next((base for base in bases if self.class_info(base) is not None), None)
         if not found:
-            return []
+            return [], configurable
         # subclasses in the file: a base named as written, followed within the file
         classes = self._facts(path).classes
         below = {owner}
         for qualname, cls in classes.items():  # a module's classes come in source order
             if any(_unsubscripted(base) in below for base in cls.bases):
                 below.add(qualname)
+                configurable = configurable or attribute in cls.caller_set
                 value = own(cls)
                 if value is not None and value not in found:
                     found.append(value)
-        return found
+        return found, configurable
 
     def exception_info(self, qualname: str | None) -> ExceptionInfo:
         if qualname is None:

@@ -204,7 +204,9 @@ def _looked_up(
     (`self.make_error("invalid", input=value)` of a Field) read from the class dicts of
     the calling method's class: one path per value its class and subclasses give it,
     the format fields filled with the call's keyword arguments where the factory passes
-    them all on. `[parts]` where nothing is looked up; [] where it cannot be read."""
+    them all on. `[parts]` where nothing is looked up; [] where it cannot be read, or
+    where whoever makes the object may give other messages (marshmallow's and Django's
+    `error_messages=` of a field): the class's text is then a default, not the text."""
     matched = [(i, _LOOKUP.fullmatch(p.expr)) for i, p in enumerate(parts) if p.expr]
     lookups = [(i, m) for i, m in matched if m is not None]
     if not lookups:
@@ -220,8 +222,11 @@ def _looked_up(
     if not known or not isinstance(key, str):
         return []
     fills = {k: t for k, t in site.call_args if k is not None} if kwargs else {}
+    values, configurable = index.looked_up(site.file, site.function, attribute, key)
+    if configurable:  # the class's default, unless its user gave another: unknown
+        return []
     paths = []
-    for value in index.looked_up(site.file, site.function, attribute, key):
+    for value in values:
         text = ast.literal_eval(value)
         middle = _format_fields(text, fills) if formatted else (_text(text),)
         if middle is None:

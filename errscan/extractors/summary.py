@@ -288,6 +288,7 @@ def _classes(
                 super_args=_super_args(stmt, src),
                 plain_args=_plain_args(stmt),
                 constants=_class_constants(constants.classes.get(".".join(qualname), {})),
+                caller_set=_caller_set(_method(stmt, "__init__")),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -324,6 +325,50 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
                 ):
                     entries.append((f"{name}[{key.value!r}]", repr(item.value)))
     return tuple(found[:_MAX_CONSTANTS]) + tuple(entries[:_MAX_CONSTANTS])
+
+
+def _caller_set(init: ast.FunctionDef | None) -> tuple[str, ...]:
+    """The attributes `__init__` sets from its parameters: `self.x = x`, or a local that a
+    statement mixes a parameter into (`messages.update(error_messages or {})`, then
+    `self.error_messages = messages`)."""
+    if init is None:
+        return ()
+    args = init.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self"}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    nodes = list(scope.own_nodes(init.body))
+    fed = set(params)  # locals a parameter flows into, and the parameters themselves
+    for _ in range(2):  # a local fed from a local fed from a parameter
+        for node in nodes:
+            if not isinstance(node, ast.Assign | ast.AugAssign | ast.Expr):
+                continue
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if names & fed:
+                fed |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)}  # fmt: skip
+                # case: messages.update(error_messages or {}) feeds messages
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                    func = node.value.func
+                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                        fed.add(func.value.id)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if (
+                value is None
+                or not {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & fed
+            ):
+                continue
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    found.add(target.attr)
+    return tuple(sorted(found))
 
 
 def _first_paragraph(doc: str | None) -> str | None:
@@ -413,7 +458,7 @@ def _str_template(
             found.append((MessagePart(expr=value.id),))  # `return self.message`
             continue
         template = message.template(value, src, _InitLookup([], method))
-        if template is not None and _readable(template.parts):
+        if template is not None and _readable(template.parts, params):
             found.append(template.parts)
             continue
         first = _joined_first(value, method, mapped)
@@ -434,11 +479,14 @@ OR_CONSTANT = "__argument_or_class_constant__."
 _SELF_ATTRIBUTE = re.compile(r"self\.[A-Za-z_]\w*")
 
 
-def _readable(parts: tuple[MessagePart, ...]) -> bool:
-    """A __str__'s template errscan can stand behind: literal text, and no part that
-    reads the instance but as a plain attribute (`self.name`, a property, is a
-    placeholder like any other)."""
-    if not any(part.text and part.text.strip() for part in parts):
+def _readable(parts: tuple[MessagePart, ...], params: Sequence[str]) -> bool:
+    """A __str__'s template errscan can stand behind: literal text, or a parameter's
+    text and a separator (`f"{self.message}\n    {self.source}"`, the message the call
+    gives), and no part that reads the instance but as a plain attribute (`self.name`, a
+    property, is a placeholder like any other)."""
+    if not any(part.text and part.text.strip() for part in parts) and not (
+        any(part.text for part in parts) and any(part.expr in params for part in parts)
+    ):
         return False
     return all(
         part.expr is None or "self" not in part.expr or _SELF_ATTRIBUTE.fullmatch(part.expr)

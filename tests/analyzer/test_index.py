@@ -86,9 +86,38 @@ def test_looked_up_reads_a_class_dict_of_the_method_class_or_its_base_then_subcl
     )
     found = index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "invalid")
     # the base's across files, then the same file's subclass, never an unrelated class's
-    assert found == ["'Not valid.'", "'Not an integer.'"]
-    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "null") == [
-        "'No null.'"
-    ]
-    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "gone") == []
-    assert index.looked_up("pkg/fields.py", "fail", "error_messages", "invalid") == []
+    assert found == (["'Not valid.'", "'Not an integer.'"], False)
+    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "null") == (
+        ["'No null.'"],
+        False,
+    )
+    assert index.looked_up("pkg/fields.py", "Number.fail", "error_messages", "gone") == ([], False)
+    assert index.looked_up("pkg/fields.py", "fail", "error_messages", "invalid") == ([], False)
+
+
+def test_looked_up_messages_a_caller_may_set_are_configurable() -> None:
+    base = (
+        "class Field:\n"
+        "    default_error_messages = {'invalid': 'Not valid.'}\n"
+        "    def __init__(self, *, error_messages=None):\n"
+        "        messages = {}\n"
+        "        for cls in reversed(type(self).__mro__):\n"
+        "            messages.update(getattr(cls, 'default_error_messages', {}))\n"
+        "        messages.update(error_messages or {})\n"
+        "        self.error_messages = messages\n"
+        "    def fail(self, key):\n"
+        "        return ValueError(self.error_messages[key])\n"
+        "class Number(Field):\n"
+        "    def check(self):\n"
+        "        raise self.fail('invalid')\n"
+    )
+    index = _index_of({"fields.py": base})
+    assert index.looked_up("fields.py", "Field.fail", "error_messages", "invalid") == (
+        ["'Not valid.'"],
+        True,
+    )
+    # the same merge without the caller's part is the class's alone
+    fixed = base.replace("        messages.update(error_messages or {})\n", "")
+    assert _index_of({"fields.py": fixed}).looked_up(
+        "fields.py", "Field.fail", "error_messages", "invalid"
+    ) == (["'Not valid.'"], False)

@@ -340,3 +340,26 @@ def test_a_class_imported_inside_the_function_is_resolved() -> None:
         """
     )
     assert found[8][1] == "json.decoder.JSONDecodeError"
+
+
+def test_a_str_setting_the_message_above_more_lines_is_read() -> None:
+    found = _messages(
+        """
+        class Syntax(Exception):
+            def __init__(self, message, *, source):
+                self.message = message
+                self.source = source
+
+            def __str__(self):
+                marker = "^"
+                return f"{self.message}\\n    {self.source}\\n    {marker}"
+
+        def parse(text):
+            raise Syntax("Invalid string", source=text)
+
+        def parse_unknown(text, why):
+            raise Syntax(why, source=text)
+        """
+    )
+    assert found[12][0] == "Invalid string\n    {text}\n    {marker}"
+    assert found[15][0] is None  # nothing but placeholders and blanks: no template
