@@ -230,6 +230,8 @@ class _SiteReader:
     def _raise(self, node: ast.Raise, frame: _Frame) -> Site:
         raised = exception.unwrapped(node.exc)  # `raise E(...).with_traceback(tb)`
         caught = _reraised(raised, frame.handlers)
+        if caught is None and isinstance(raised, ast.Name) and frame.scope:
+            caught = _stored_caught(frame.body, raised.id)
         if caught is not None:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
@@ -418,6 +420,41 @@ def _reraised(raised: ast.expr | None, handlers: Handlers) -> tuple[str, ...] | 
             if handler.name == raised.id:
                 return _caught(handler)
     return None
+
+
+def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | None:
+    """`raise sig_error` of a local that holds what an except clause caught, or None:
+    `sig_error = None` on one path, `except BadSignature as e: sig_error = e` on the
+    others. The caught classes as written; None where anything else is assigned."""
+    stored: list[tuple[str, ...]] = []
+    cleared = False
+    handlers = [n for n in scope.own_nodes(body) if isinstance(n, ast.ExceptHandler) and n.name]
+    held = {id(n.value): h for h in handlers for n in scope.own_nodes(h.body)
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+            and n.value.id == h.name}  # fmt: skip
+    for node in scope.own_nodes(body):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
+            targets = [node.target]
+        elif isinstance(node, ast.With):
+            targets = [item.optional_vars for item in node.items if item.optional_vars]
+        if any(isinstance(t, ast.Name) and t.id == name for n in targets for t in ast.walk(n)):
+            return None
+        if not isinstance(node, ast.Assign) or not any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            continue
+        if len(node.targets) != 1:
+            return None
+        if isinstance(node.value, ast.Constant) and node.value.value is None:
+            cleared = True
+        elif id(node.value) in held:
+            stored.append(_caught(held[id(node.value)]))
+        else:
+            return None
+    if not cleared or not stored:
+        return None
+    return tuple(dict.fromkeys(kind for kinds in stored for kind in kinds))
 
 
 def _name_defaults(

@@ -54,6 +54,42 @@ def test_raise_of_outer_caught_exception_inside_inner_handler_is_a_reraise() -> 
     assert record.kind == "reraise"
 
 
+def test_raise_of_a_local_holding_what_was_caught_is_a_reraise() -> None:
+    found = records(
+        """
+        def unsign(self, value):
+            try:
+                result = self.check(value)
+                sig_error = None
+            except (BadSignature, BadData) as e:
+                sig_error = e
+                result = b""
+            if sig_error:
+                raise sig_error
+
+        def other(self, error):
+            try:
+                error = None
+            except BuildError as e:
+                error = e
+            raise error
+
+        def built(self):
+            error = None
+            try:
+                pass
+            except BuildError as e:
+                error = make(e)
+            raise error
+        """
+    )
+    assert [(r.kind, r.reraises) for r in found] == [
+        ("reraise", ("BadSignature", "BadData")),
+        ("reraise", ("BuildError",)),
+        ("raise", ()),  # it holds what make() returns, not what was caught
+    ]
+
+
 def test_caught_name_does_not_leak_into_nested_function() -> None:
     (record,) = records(
         """
