@@ -145,7 +145,8 @@ def _on_raise(code, offset, exc):
     key = (code.co_filename, line, called_from)
     messages = _seen.setdefault(key, {})
     if len(messages) < 50:
-        messages[text] = f"{cls.__module__}.{cls.__qualname__}"
+        mro = [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
+        messages[text] = (mro[0], mro)
 
 def pytest_configure(config):
     sys.monitoring.use_tool_id(TOOL, "errscan-capture")
@@ -160,10 +161,10 @@ def pytest_unconfigure(config):
             caller = None
             if called_from is not None:
                 caller = [os.path.relpath(called_from[0], top), called_from[1]]
-            for text, cls in messages.items():
+            for text, (cls, mro) in messages.items():
                 where = os.path.relpath(path, top)
-                row = {"file": where, "line": line, "class": cls, "message": text,
-                       "caller": caller}
+                row = {"file": where, "line": line, "class": cls, "mro": mro,
+                       "message": text, "caller": caller}
                 out.write(json.dumps(row) + "\n")
 """
 
@@ -302,6 +303,7 @@ class Tally:
     empty: int = 0  # sites errscan reads as raising no text (message_source "none")
     empty_correct: int = 0
     aliased: int = 0  # classes right by a name that is not their definition's
+    reraised: int = 0  # re-raises whose caught classes include what was raised
     misses: list[str] = field(default_factory=list)
 
 
@@ -355,6 +357,10 @@ def compare(
         elif qualname in (named or {}) and classes == {(named or {})[qualname]}:
             tally.classes += 1
             tally.aliased += 1
+        elif record["kind"] == "reraise" and all(_caught(record, row) for row in rows):
+            # what a re-raise raises is what was caught: one of its classes or a subclass
+            tally.classes += 1
+            tally.reraised += 1
         else:
             tally.misses.append(
                 f"class: src/{path}:{line} {record['exception_qualname']} vs {sorted(classes)}"
@@ -395,6 +401,14 @@ def compare(
             )
             tally.misses.append(f"template: src/{path}:{line} {record['message']!r} vs {shown!r}")
     return tally
+
+
+def _caught(record: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether a re-raise's caught classes, as written (`exc.BadSignature`, a bare
+    `except:` read as BaseException), name a class of the raised one's MRO."""
+    mro = {name.rsplit(".", 1)[-1] for name in row.get("mro", [row["class"]])}
+    written = record["reraises"] or ["BaseException"]  # a bare raise outside any except
+    return any(name.rsplit(".", 1)[-1] in mro for name in written)
 
 
 def _line(path: Path, number: int) -> str:
@@ -445,6 +459,7 @@ def main() -> int:
             "empty",
             "empty_correct",
             "aliased",
+            "reraised",
         ):
             setattr(total, key, getattr(total, key) + getattr(tally, key))
         misses[name] = tally.misses
