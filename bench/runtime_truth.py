@@ -476,7 +476,8 @@ def main() -> int:
           f"{total.empty} ({total.empty_correct}) |")  # fmt: skip
     print(
         f"\nclass right counts {total.aliased} sites whose record names a dependency's class "
-        "by the name the code imports (click.BadParameter for click.exceptions.BadParameter)"
+        "by the name the code imports (click.BadParameter for click.exceptions.BadParameter), "
+        f"and {total.reraised} re-raises whose caught classes include the class raised"
     )
     for name, listed in misses.items():
         print(f"\n{name}: {len(listed)} misses")
