@@ -125,6 +125,10 @@ def link(
                 message=None, message_parts=(), message_source="unresolved",
                 message_candidates=(),
             )  # fmt: skip
+        if fields["message_source"] == "none" and not _known_text(info):
+            # `raise BadRequest()` of a class errscan cannot read (a dependency's, or one
+            # above a repository class): its own __str__ may well say something
+            fields.update(message_source="unresolved")
         # every field at once (see Site.build): ErrorRecord(**fields) cost a fifth of a rescan
         records.append(ErrorRecord.build(fields))
     return records
@@ -152,6 +156,16 @@ def _with_constants(
         else:
             out.append(inline(part._replace(expr=value)))
     return tuple(merge(out))
+
+
+def _known_text(info: ExceptionInfo) -> bool:
+    """Whether errscan knows every class from the one raised up to a builtin: then a
+    raise without arguments is one of no text, where no class composes one."""
+    if info.qualname is None:
+        return False
+    if info.qualname.startswith("builtins."):
+        return True
+    return bool(info.bases) and info.bases[-1] in ("Exception", "BaseException")
 
 
 def _factory_message(

@@ -81,8 +81,20 @@ def test_multiline_placeholder_expression_is_unparsed_on_one_line() -> None:
 
 
 def test_no_message() -> None:
-    records = errscan.extract_source("raise E\nraise E()\nraise m.E\nassert x\n")
+    code = "class E(Exception): pass\nraise E\nraise E()\nraise KeyError\nassert x\n"
+    records = errscan.extract_source(code)
     assert [(r.message, r.message_source) for r in records] == [(None, "none")] * 4
+
+
+def test_no_arguments_to_a_class_errscan_cannot_read_is_unresolved() -> None:
+    code = (
+        "from dep import BadRequest\n"
+        "class Sub(BadRequest): pass\n"
+        "raise BadRequest()\nraise Sub\nraise m.E\n"
+    )
+    records = errscan.extract_source(code)
+    # its __str__ may say something ("400 Bad Request: ..."): not read as no text
+    assert [(r.message, r.message_source) for r in records] == [(None, "unresolved")] * 3
 
 
 FOLLOWED = [
