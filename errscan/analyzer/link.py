@@ -241,7 +241,12 @@ def _looked_up(
         return []
     paths = []
     for value in values:
-        text = ast.literal_eval(value)
+        try:  # the repr of a class dict's str, as the summary keeps it
+            text = ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return []
+        if not isinstance(text, str):
+            return []
         middle = _format_fields(text, fills) if formatted else (_text(text),)
         if middle is None:
             return []
