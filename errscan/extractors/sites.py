@@ -48,6 +48,8 @@ class _Frame:
     is_property: bool = False
     # the function's parameters whose default is a name (`exc_cls=errors.ArgumentError`)
     defaults: tuple[tuple[str, ast.expr], ...] = ()
+    # the function's parameters annotated with a class (`error: BuildError`)
+    annotated: tuple[tuple[str, ast.expr], ...] = ()
 
 
 def extract(
@@ -120,6 +122,7 @@ def _after_early_exits(
             frame = _Frame(
                 frame.scope, frame.body, frame.cls, frame.handlers,
                 (*frame.path, (child, guards.EARLY)), frame.is_property, frame.defaults,
+                frame.annotated,
             )  # fmt: skip
     return out
 
@@ -163,8 +166,9 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(
-                names, node.body, frame.cls, (), (), _is_property(node), _name_defaults(node)
-            )
+                names, node.body, frame.cls, (), (), _is_property(node), _name_defaults(node),
+                _annotated(node),
+            )  # fmt: skip
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, scope.qualname(names), ())
@@ -174,7 +178,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                 handlers = (*frame.handlers, node)
                 inner = _Frame(
                     frame.scope, frame.body, frame.cls, handlers, frame.path,
-                    frame.is_property, frame.defaults,
+                    frame.is_property, frame.defaults, frame.annotated,
                 )  # fmt: skip
         for field in _BODIES:
             children = getattr(node, field, None)
@@ -189,6 +193,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         (*inner.path, (node, field)),
                         inner.is_property,
                         inner.defaults,
+                        inner.annotated,
                     )
                 stack.extend(reversed(_after_early_exits(children, child_frame)))
 
@@ -236,6 +241,10 @@ class _SiteReader:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
+        annotation = _annotation_raised(built, frame)
+        if annotation is not None:  # `raise error` of `error: BuildError`
+            thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)
+            return self._site(node, frame, "raise", thrown)
         thrown = exception.raised(_defaulted(built, frame.defaults), self.src)
         if thrown.exception == "SystemExit":
             return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
@@ -455,6 +464,47 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
     if not cleared or not stored:
         return None
     return tuple(dict.fromkeys(kind for kinds in stored for kind in kinds))
+
+
+def _annotated(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str, ast.expr], ...]:
+    """Parameters annotated with a class by name (`error: BuildError`, `e: "exc.Error"`)."""
+    args = node.args
+    found = []
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        annotation = arg.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                continue
+        if isinstance(annotation, ast.Name | ast.Attribute) and exception.looks_like_class_name(
+            annotation.id if isinstance(annotation, ast.Name) else annotation.attr
+        ):
+            found.append((arg.arg, annotation))
+    return tuple(found)
+
+
+def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
+    """The class a raised parameter is annotated with, where the function assigns it
+    nothing but what an except clause caught (`except BuildError as e: error = e`)."""
+    if not isinstance(raised, ast.Name) or not frame.annotated:
+        return None
+    annotation = dict(frame.annotated).get(raised.id)
+    if annotation is None or ast.unparse(annotation) in ("Exception", "BaseException"):
+        return None  # any exception at all: no class to name
+    handlers = {h.name for h in scope.own_nodes(frame.body) if isinstance(h, ast.ExceptHandler)}
+    for node in scope.own_nodes(frame.body):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            if not (isinstance(node.value, ast.Name) and node.value.id in handlers):
+                targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
+            targets = [node.target]
+        elif isinstance(node, ast.With):
+            targets = [item.optional_vars for item in node.items if item.optional_vars]
+        if any(isinstance(t, ast.Name) and t.id == raised.id for n in targets for t in ast.walk(n)):
+            return None
+    return annotation
 
 
 def _name_defaults(

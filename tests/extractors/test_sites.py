@@ -90,6 +90,41 @@ def test_raise_of_a_local_holding_what_was_caught_is_a_reraise() -> None:
     ]
 
 
+def test_raise_of_a_parameter_annotated_with_a_class_raises_that_class() -> None:
+    found = records(
+        """
+        from werkzeug.routing import BuildError
+
+        def handle(self, error: BuildError, other: "exc.Problem", broad: Exception, plain):
+            for handler in self.handlers:
+                try:
+                    handler(error)
+                except BuildError as e:
+                    error = e
+            if plain:
+                raise plain
+            if broad:
+                raise broad
+            if other:
+                raise other
+            raise error
+
+        def rebound(error: BuildError):
+            error = wrap(error)
+            raise error
+        """
+    )
+    assert [(r.line, r.exception) for r in found] == [
+        (11, "plain"),
+        (13, "broad"),  # any exception at all: the name as written, no class
+        (15, "exc.Problem"),
+        (16, "BuildError"),
+        (20, "wrap"),  # what wrap() returns, not the parameter
+    ]
+    assert found[3].exception_qualname == "werkzeug.routing.BuildError"
+    assert found[3].message is None and found[3].message_source == "unresolved"
+
+
 def test_caught_name_does_not_leak_into_nested_function() -> None:
     (record,) = records(
         """
