@@ -145,8 +145,7 @@ def _on_raise(code, offset, exc):
     key = (code.co_filename, line, called_from)
     messages = _seen.setdefault(key, {})
     if len(messages) < 50:
-        mro = [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
-        messages[text] = (mro[0], mro)
+        messages[text] = [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
 
 def pytest_configure(config):
     sys.monitoring.use_tool_id(TOOL, "errscan-capture")
@@ -161,9 +160,9 @@ def pytest_unconfigure(config):
             caller = None
             if called_from is not None:
                 caller = [os.path.relpath(called_from[0], top), called_from[1]]
-            for text, (cls, mro) in messages.items():
+            for text, mro in messages.items():
                 where = os.path.relpath(path, top)
-                row = {"file": where, "line": line, "class": cls, "mro": mro,
+                row = {"file": where, "line": line, "class": mro[0], "mro": mro,
                        "message": text, "caller": caller}
                 out.write(json.dumps(row) + "\n")
 """
@@ -354,7 +353,7 @@ def compare(
         qualname = record["exception_qualname"]
         if classes == {qualname}:
             tally.classes += 1
-        elif qualname in (named or {}) and classes == {(named or {})[qualname]}:
+        elif named is not None and qualname in named and classes == {named[qualname]}:
             tally.classes += 1
             tally.aliased += 1
         elif record["kind"] == "reraise" and all(_caught(record, row) for row in rows):

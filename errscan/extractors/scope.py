@@ -40,3 +40,14 @@ def own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def rebinds(node: ast.AST, name: str) -> bool:
+    """Whether `node` binds `name` other than by a plain `=`: `+=`, an annotated
+    assignment, `:=`, a for loop's or a with statement's target."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
+        targets = [node.target]
+    elif isinstance(node, ast.With):
+        targets = [item.optional_vars for item in node.items if item.optional_vars]
+    return any(isinstance(t, ast.Name) and t.id == name for n in targets for t in ast.walk(n))

@@ -442,12 +442,7 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
             and n.value.id == h.name}  # fmt: skip
     for node in scope.own_nodes(body):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
-            targets = [node.target]
-        elif isinstance(node, ast.With):
-            targets = [item.optional_vars for item in node.items if item.optional_vars]
-        if any(isinstance(t, ast.Name) and t.id == name for n in targets for t in ast.walk(n)):
+        if scope.rebinds(node, name):
             return None
         if not isinstance(node, ast.Assign) or not any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
@@ -494,15 +489,17 @@ def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | Non
         return None  # any exception at all: no class to name
     handlers = {h.name for h in scope.own_nodes(frame.body) if isinstance(h, ast.ExceptHandler)}
     for node in scope.own_nodes(frame.body):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            if not (isinstance(node.value, ast.Name) and node.value.id in handlers):
-                targets = list(node.targets)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
-            targets = [node.target]
-        elif isinstance(node, ast.With):
-            targets = [item.optional_vars for item in node.items if item.optional_vars]
-        if any(isinstance(t, ast.Name) and t.id == raised.id for n in targets for t in ast.walk(n)):
+        if scope.rebinds(node, raised.id):
+            return None
+        if (
+            isinstance(node, ast.Assign)
+            and not (isinstance(node.value, ast.Name) and node.value.id in handlers)
+            and any(
+                isinstance(t, ast.Name) and t.id == raised.id
+                for target in node.targets
+                for t in ast.walk(target)
+            )
+        ):
             return None
     return annotation
 

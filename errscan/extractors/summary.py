@@ -120,20 +120,10 @@ def _looked_up(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr)
     if not isinstance(node, ast.Name):
         return None
     name = node.id
-    values = []
-    for child in scope.own_nodes(function.body):
-        if isinstance(child, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in child.targets
-        ):
-            if len(child.targets) != 1:
-                return None
-            values.append(child.value)
-        elif isinstance(child, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For) and any(
-            isinstance(t, ast.Name) and t.id == name for t in ast.walk(child.target)
-        ):
-            return None
-    if not values:
+    assigned = _assignments(function, name)
+    if not assigned or any(len(stmt.targets) != 1 for stmt in assigned):
         return None
+    values = [stmt.value for stmt in assigned]
     first, *rest = sorted(values, key=lambda v: (v.lineno, v.col_offset))
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args,
                               *function.args.kwonlyargs)}  # fmt: skip
@@ -180,17 +170,24 @@ def _is_format(node: ast.expr, name: str | None) -> bool:
 
 def _assigned_once(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
     """The value of a local assigned exactly once (and never augmented) in `function`."""
-    values = []
+    assigned = _assignments(function, name)
+    return assigned[0].value if assigned is not None and len(assigned) == 1 else None
+
+
+def _assignments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> list[ast.Assign] | None:
+    """The plain `name = ...` statements of `function`'s own code; None where it binds
+    the name another way too (`+=`, a loop's target)."""
+    found = []
     for node in scope.own_nodes(function.body):
+        if scope.rebinds(node, name):
+            return None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
-            values.append(node.value)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For) and any(
-            isinstance(t, ast.Name) and t.id == name for t in ast.walk(node.target)
-        ):
-            return None
-    return values[0] if len(values) == 1 else None
+            found.append(node)
+    return found
 
 
 def imports(tree: ast.Module) -> Iterator[Import]:
