@@ -42,12 +42,37 @@ def own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
+# statement lists of a compound statement (those of handlers and match cases apart)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a function's body that run as its own code, at any depth of
+    blocks (if, for, try and its handlers, with, match), nested definitions left out:
+    own_nodes without the expressions, for what only statements can be."""
+    stack: list[ast.stmt] = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        yield stmt
+        for field in _BLOCKS:
+            stack.extend(getattr(stmt, field, ()))
+        for clause in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            stack.extend(clause.body)
+
+
 def rebinds(node: ast.AST, name: str) -> bool:
     """Whether `node` binds `name` other than by a plain `=`: `+=`, an annotated
-    assignment, `:=`, a for loop's or a with statement's target."""
+    assignment, `:=`, a for loop's or a with statement's target (async ones too)."""
+    return name in rebound(node)
+
+
+def rebound(node: ast.AST) -> set[str]:
+    """The names `node` binds other than by a plain `=` (see rebinds)."""
     targets: list[ast.expr] = []
-    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For):
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor):
         targets = [node.target]
-    elif isinstance(node, ast.With):
+    elif isinstance(node, ast.With | ast.AsyncWith):
         targets = [item.optional_vars for item in node.items if item.optional_vars]
-    return any(isinstance(t, ast.Name) and t.id == name for n in targets for t in ast.walk(n))
+    return {t.id for n in targets for t in ast.walk(n) if isinstance(t, ast.Name)}

@@ -67,11 +67,12 @@ def extract(
     # what each function returns and raises by calling something: a factory returns one
     # class (raising others where it cannot build it), or, returning nothing, raises one
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
+    walrus = ":=" in src.text
     for node, frame in _walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
             if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
-                value = _assigned_call(frame.body, value.id)
+                value = _assigned_call(frame.body, value.id, walrus)
             callee = value.func if isinstance(value, ast.Call) else None
             built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
             returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
@@ -127,11 +128,12 @@ def _after_early_exits(
     return out
 
 
-def _assigned_call(body: Sequence[ast.stmt], name: str) -> ast.expr | None:
+def _assigned_call(body: Sequence[ast.stmt], name: str, walrus: bool) -> ast.expr | None:
     """The call a function assigns to `name`, where every assignment to it is one call
-    of the same callee (and none is nested in another function); else None."""
+    of the same callee (and none is nested in another function); else None. `walrus`:
+    whether the file has a `:=`, without which only statements bind names."""
     calls: list[ast.Call] = []
-    for node in scope.own_nodes(body):
+    for node in scope.own_nodes(body) if walrus else scope.own_statements(body):
         if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):

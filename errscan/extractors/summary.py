@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.source import Source
@@ -42,6 +42,7 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
     -> ((None, "self.name"), (None, 'f"bad {msg}"')). A local name assigned once is
     written as its value."""
     wanted = set(names)
+    walrus = ":=" in src.text  # only then can an expression bind a name
     for qualname, function in _functions(tree.body, ()):
         if qualname not in wanted:
             continue
@@ -49,18 +50,46 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
         if params and params[0] in ("self", "cls"):
             params = params[1:]
         params += [a.arg for a in function.args.kwonlyargs]
-        built = {
-            _built_call(node.value, function, src)
-            for node in scope.own_nodes(function.body)
-            if isinstance(node, ast.Return)
-        }
+        body = _Body(function, walrus)
+        built = {_built_call(node.value, body, src) for node in body.returns}
         if not built:  # a raising helper: what it raises
-            built = {
-                _built_call(node.exc, function, src)
-                for node in scope.own_nodes(function.body)
-                if isinstance(node, ast.Raise) and node.exc is not None
-            }
+            built = {_built_call(node.exc, body, src) for node in body.raises}
         yield qualname, tuple(params), built.pop() if len(built) == 1 else None
+
+
+class _Body:
+    """A factory's own code, read once: its returns, its raises (of something) and its
+    plain assignments by name; None for a name it binds another way too (`+=`, a loop's
+    target). Its statements are enough, unless the file has a `:=` somewhere."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> None:
+        self.function = function
+        self.returns: list[ast.Return] = []
+        self.raises: list[ast.Raise] = []
+        self.assigned: dict[str, list[ast.Assign] | None] = {}
+        nodes = scope.own_nodes if walrus else scope.own_statements
+        for node in nodes(function.body):
+            if isinstance(node, ast.Return):
+                self.returns.append(node)
+            elif isinstance(node, ast.Raise) and node.exc is not None:
+                self.raises.append(node)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found = self.assigned.setdefault(target.id, [])
+                        if found is not None and node not in found:
+                            found.append(node)
+            for name in scope.rebound(node):
+                self.assigned[name] = None
+
+    def assignments(self, name: str) -> list[ast.Assign] | None:
+        """The plain `name = ...` statements; None where the name is bound another way."""
+        return self.assigned.get(name, [])
+
+    def assigned_once(self, name: str) -> ast.expr | None:
+        """The value of a local assigned exactly once (and never augmented)."""
+        found = self.assignments(name)
+        return found[0].value if found is not None and len(found) == 1 else None
 
 
 def _functions(
@@ -79,11 +108,11 @@ def _functions(
 
 
 def _built_call(
-    value: ast.expr | None, function: ast.FunctionDef | ast.AsyncFunctionDef, src: Source
+    value: ast.expr | None, body: _Body, src: Source
 ) -> tuple[tuple[str | None, str], ...] | None:
     """The arguments of the exception a factory's return or raise builds, as source."""
     if isinstance(value, ast.Name):  # exc = E(...); ...; return exc
-        value = _assigned_once(function, value.id)
+        value = body.assigned_once(value.id)
     if not isinstance(value, ast.Call):
         return None
     if any(isinstance(a, ast.Starred) for a in value.args) or any(
@@ -93,17 +122,17 @@ def _built_call(
     args: list[tuple[str | None, str]] = []
     for keyword, node in [*((None, a) for a in value.args),
                           *((k.arg, k.value) for k in value.keywords)]:  # fmt: skip
-        looked_up = _looked_up(function, node)
+        looked_up = _looked_up(body, node)
         if looked_up is not None:
             args.append((keyword, looked_up))
             continue
         if isinstance(node, ast.Name):
-            node = _assigned_once(function, node.id) or node
+            node = body.assigned_once(node.id) or node
         args.append((keyword, src.expression(node)))
     return tuple(args)
 
 
-def _looked_up(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> str | None:
+def _looked_up(body: _Body, node: ast.expr) -> str | None:
     """A message a factory looks up by the key it is given, then maybe formats with
     its keyword arguments: `msg = self.error_messages[key]`, then `msg.format(**kwargs)`
     or `msg = msg.format(**kwargs)` -> "self.error_messages[key].format(**kwargs)"; None
@@ -120,7 +149,8 @@ def _looked_up(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr)
     if not isinstance(node, ast.Name):
         return None
     name = node.id
-    assigned = _assignments(function, name)
+    function = body.function
+    assigned = body.assignments(name)
     if not assigned or any(len(stmt.targets) != 1 for stmt in assigned):
         return None
     values = [stmt.value for stmt in assigned]
@@ -168,45 +198,28 @@ def _is_format(node: ast.expr, name: str | None) -> bool:
     )
 
 
-def _assigned_once(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
-    """The value of a local assigned exactly once (and never augmented) in `function`."""
-    assigned = _assignments(function, name)
-    return assigned[0].value if assigned is not None and len(assigned) == 1 else None
-
-
-def _assignments(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str
-) -> list[ast.Assign] | None:
-    """The plain `name = ...` statements of `function`'s own code; None where it binds
-    the name another way too (`+=`, a loop's target)."""
-    found = []
-    for node in scope.own_nodes(function.body):
-        if scope.rebinds(node, name):
-            return None
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            found.append(node)
-    return found
-
-
 def imports(tree: ast.Module) -> Iterator[Import]:
     """Names bound by imports at module level (under if/try too, not inside functions)."""
     for stmt in _module_statements(tree.body):
-        # case: import a.b.c / import a.b as c
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    yield Import(alias.asname, 0, alias.name, None)
-                else:
-                    first = alias.name.split(".")[0]
-                    yield Import(first, 0, first, None)
-        # case: from .mod import name as alias
-        elif isinstance(stmt, ast.ImportFrom):
-            for alias in stmt.names:
-                if alias.name != "*":
-                    module = stmt.module or ""
-                    yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
+        yield from _imported(stmt)
+
+
+def _imported(stmt: ast.stmt) -> Iterator[Import]:
+    """The names one statement binds by importing (none but for an import)."""
+    # case: import a.b.c / import a.b as c
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                yield Import(alias.asname, 0, alias.name, None)
+            else:
+                first = alias.name.split(".")[0]
+                yield Import(first, 0, first, None)
+    # case: from .mod import name as alias
+    elif isinstance(stmt, ast.ImportFrom):
+        for alias in stmt.names:
+            if alias.name != "*":
+                module = stmt.module or ""
+                yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
 
 
 def _with_local_imports(tree: ast.Module) -> Iterator[Import]:
@@ -218,25 +231,44 @@ def _with_local_imports(tree: ast.Module) -> Iterator[Import]:
     bound = {i.local for i in module}
     bound.update(name for stmt in tree.body for name in _defined_names(stmt))
     local: dict[str, Import | None] = {}
-    for body in _function_bodies(tree.body):
-        for stmt in _module_statements(body):
-            for found in imports(ast.Module(body=[stmt], type_ignores=[])):
-                if found.local not in bound:
-                    held = local.setdefault(found.local, found)
-                    if held != found:
-                        local[found.local] = None  # two meanings: neither
+    for stmt in _function_imports(tree.body):
+        for found in _imported(stmt):
+            if found.local not in bound:
+                held = local.setdefault(found.local, found)
+                if held != found:
+                    local[found.local] = None  # two meanings: neither
     yield from (found for found in local.values() if found is not None)
 
 
-def _function_bodies(body: Sequence[ast.stmt]) -> Iterator[Sequence[ast.stmt]]:
-    """The body of every function, at any depth, walking statements only."""
-    for stmt in body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield stmt.body
-        for field in ("body", "orelse", "finalbody"):
-            yield from _function_bodies(getattr(stmt, field, None) or ())
-        for clause in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-            yield from _function_bodies(clause.body)
+# the statements that hold statements
+_NESTING = frozenset(
+    (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
+     ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+)  # fmt: skip
+
+
+def _function_imports(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The import statements inside functions, at any depth, in source order: one walk
+    over the module's statements, none over expressions."""
+    stack = [(stmt, False) for stmt in reversed(body)]
+    while stack:
+        stmt, inside = stack.pop()
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            if inside:
+                yield stmt
+            continue
+        if type(stmt) not in _NESTING:
+            continue
+        inner = inside or isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        children = [
+            *getattr(stmt, "body", ()),
+            *getattr(stmt, "orelse", ()),
+            *(child for clause in getattr(stmt, "handlers", ()) for child in clause.body),
+            *getattr(stmt, "finalbody", ()),
+            *(child for case in getattr(stmt, "cases", ()) for child in case.body),
+        ]
+        stack.extend((child, inner) for child in reversed(children))
 
 
 def _defined_names(stmt: ast.stmt) -> Iterator[str]:
@@ -269,6 +301,9 @@ def _classes(
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             qualname = (*outer, stmt.name)
+            init = _method(stmt, "__init__")
+            # __init__'s own code, walked once for what several readers look for in it
+            init_nodes = list(scope.own_nodes(init.body)) if init is not None else []
             params, parts = _init_template(stmt, src, constants)
             others: tuple[tuple[MessagePart, ...], ...] = ()
             found = _str_template(stmt, ".".join(qualname), src, constants)
@@ -282,10 +317,10 @@ def _classes(
                 init_parts=parts,
                 init_candidates=others,
                 from_str=found is not None,
-                super_args=_super_args(stmt, src),
-                plain_args=_plain_args(stmt),
+                super_args=_super_args(init_nodes, src),
+                plain_args=init is not None and _plain_args(stmt, init_nodes),
                 constants=_class_constants(constants.classes.get(".".join(qualname), {})),
-                caller_set=_caller_set(_method(stmt, "__init__")),
+                caller_set=_caller_set(init, init_nodes),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -324,32 +359,35 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
     return tuple(found[:_MAX_CONSTANTS]) + tuple(entries[:_MAX_CONSTANTS])
 
 
-def _caller_set(init: ast.FunctionDef | None) -> tuple[str, ...]:
+def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple[str, ...]:
     """The attributes `__init__` sets from its parameters: `self.x = x`, or a local that a
     statement mixes a parameter into (`messages.update(error_messages or {})`, then
-    `self.error_messages = messages`)."""
+    `self.error_messages = messages`). `nodes`: the own nodes of init's body."""
     if init is None:
         return ()
     args = init.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self"}
     params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    nodes = list(scope.own_nodes(init.body))
+    # each statement read once: the names it reads or binds, and those it binds
+    statements = []
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr):
+            found_names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
+            stored = {n.id for n in found_names if isinstance(n.ctx, ast.Store)}
+            statements.append((node, {n.id for n in found_names}, stored))
     fed = set(params)  # locals a parameter flows into, and the parameters themselves
     for _ in range(2):  # a local fed from a local fed from a parameter
-        for node in nodes:
-            if not isinstance(node, ast.Assign | ast.AugAssign | ast.Expr):
+        for node, named, stored in statements:
+            if isinstance(node, ast.AnnAssign) or not named & fed:
                 continue
-            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            if names & fed:
-                fed |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                        and isinstance(n.ctx, ast.Store)}  # fmt: skip
-                # case: messages.update(error_messages or {}) feeds messages
-                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                    func = node.value.func
-                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-                        fed.add(func.value.id)
+            fed |= stored
+            # case: messages.update(error_messages or {}) feeds messages
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                func = node.value.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                    fed.add(func.value.id)
     found = set()
-    for node in nodes:
+    for node, _, _ in statements:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
@@ -570,18 +608,18 @@ def _attributes(init: ast.FunctionDef, params: set[str]) -> dict[str, str]:
     return found
 
 
-def _super_inits(init: ast.FunctionDef) -> Iterator[tuple[ast.Call, list[ast.expr]]]:
-    """Each super().__init__(...) call of an __init__, with its positional arguments
-    (`self` left out of `Base.__init__(self, ...)`)."""
-    for node in scope.own_nodes(init.body):
+def _super_inits(nodes: Iterable[ast.AST]) -> Iterator[tuple[ast.Call, list[ast.expr]]]:
+    """Each super().__init__(...) call among an __init__'s own nodes, with its positional
+    arguments (`self` left out of `Base.__init__(self, ...)`)."""
+    for node in nodes:
         if isinstance(node, ast.Call) and _is_super_init(node):
             yield node, node.args[1:] if _explicit_base(node) else node.args
 
 
-def _super_args(cls: ast.ClassDef, src: Source) -> tuple[tuple[str | None, str], ...]:
-    """What __init__ passes to super().__init__ (self left out), as source text."""
-    init = _method(cls, "__init__")
-    for call, args in _super_inits(init) if init is not None else ():
+def _super_args(nodes: Sequence[ast.AST], src: Source) -> tuple[tuple[str | None, str], ...]:
+    """What __init__ (its own nodes) passes to super().__init__ (self left out), as
+    source text."""
+    for call, args in _super_inits(nodes):
         if any(isinstance(a, ast.Starred) for a in args) or any(
             k.arg is None for k in call.keywords
         ):
@@ -591,14 +629,14 @@ def _super_args(cls: ast.ClassDef, src: Source) -> tuple[tuple[str | None, str],
     return ()
 
 
-def _plain_args(cls: ast.ClassDef) -> bool:
-    """An __init__ that leaves the exception's args as the call gave them: it calls no
-    base's __init__ (not even through a helper it cannot see: any call of an attribute
-    named __init__ counts), sets no self.args, and the class has no __new__."""
-    init = _method(cls, "__init__")
-    if init is None or _method(cls, "__new__") is not None:
+def _plain_args(cls: ast.ClassDef, init_nodes: Sequence[ast.AST]) -> bool:
+    """An __init__ (its own nodes) that leaves the exception's args as the call gave
+    them: it calls no base's __init__ (not even through a helper it cannot see: any call
+    of an attribute named __init__ counts), sets no self.args, and the class has no
+    __new__."""
+    if _method(cls, "__new__") is not None:
         return False
-    for node in scope.own_nodes(init.body):
+    for node in init_nodes:
         if isinstance(node, ast.Attribute) and node.attr in ("__init__", "args"):
             return False  # Base.__init__(...), super().__init__(...), self.args = ...
     return True
@@ -606,7 +644,7 @@ def _plain_args(cls: ast.ClassDef) -> bool:
 
 def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
     """The parameter __init__ passes first to super().__init__, if one is."""
-    for _, args in _super_inits(init):
+    for _, args in _super_inits(scope.own_nodes(init.body)):
         if args and isinstance(args[0], ast.Name) and args[0].id in params:
             return args[0].id
     return None
