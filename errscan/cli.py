@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -842,13 +840,14 @@ def cache_group() -> None:
 @_CACHE_DIR_OPTION
 def cache_info(cache_dir: Path | None) -> int:
     """Where the result cache is, what it holds (file results, outputs, scan states,
-    compiled lookup indexes)."""
+    compiled lookup indexes, repositories' settings)."""
     info = errscan.cache_info(cache_dir)
     click.echo(
         f"{info.path}: {info.entries} file results, {info.bytes / 1e6:.1f} MB; "
         f"{info.outputs} stored outputs, {info.output_bytes / 1e6:.1f} MB; "
         f"{info.states} scan states, {info.state_bytes / 1e6:.1f} MB; "
-        f"{info.indexes} lookup indexes, {info.index_bytes / 1e6:.1f} MB"
+        f"{info.indexes} lookup indexes, {info.index_bytes / 1e6:.1f} MB; "
+        f"{info.configs} repository settings, {info.config_bytes / 1e6:.1f} MB"
     )
     return EXIT_OK
 
@@ -865,8 +864,9 @@ def cache_info(cache_dir: Path | None) -> int:
 def cache_prune(cache_dir: Path | None, max_mb: float) -> int:
     """Drop least recently used results down to --max-mb."""
     dropped, info = errscan.prune_cache(cache_dir, int(max_mb * 1e6))
-    left = (info.bytes + info.output_bytes + info.state_bytes + info.index_bytes) / 1e6
-    count = info.entries + info.outputs + info.states + info.indexes
+    left = (info.bytes + info.output_bytes + info.state_bytes + info.index_bytes
+            + info.config_bytes) / 1e6  # fmt: skip
+    count = info.entries + info.outputs + info.states + info.indexes + info.configs
     click.echo(f"dropped {dropped} entries; {count} left, {left:.1f} MB")
     return EXIT_OK
 
@@ -893,7 +893,9 @@ class _ProgressBar:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return its exit code (0 done, 1 internal error, 2 bad input)."""
-    _tune_allocator()
+    from errscan import api
+
+    api.tune_allocator()  # done where a scan runs its pipeline, never by a warm replay
     signal.signal(signal.SIGTERM, _terminate)
     try:
         # without standalone mode, click returns the command's value or an Exit's code
@@ -909,23 +911,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("errscan: interrupted", err=True)
         return EXIT_INTERRUPTED
     return code if isinstance(code, int) else EXIT_OK
-
-
-_M_MMAP_THRESHOLD = -3  # glibc mallopt parameters (malloc.h)
-_M_ARENA_MAX = -8
-
-
-def _tune_allocator() -> None:
-    """Keep glibc's heap from holding freed memory: a scan streams many short-lived
-    buffers (file sources, worker results) past long-lived ones. By default glibc raises
-    its mmap threshold after each large free, so later large buffers land in the heap and
-    leave holes it cannot give back, and each thread (the pool's feeder and manager) gets
-    a heap of its own. A fixed threshold and one heap took the peak RSS of a 10,000-file
-    scan from 78 MB to 67 MB (measured before workers stored their own results). The
-    errscan process only: a library never tunes its host."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-            return
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
-        libc.mallopt(_M_ARENA_MAX, 1)

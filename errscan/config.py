@@ -219,6 +219,34 @@ class RepoConfig:
     test_files: tuple[str, ...] = ()
     warning: str | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        return {"options": self.options, "test_paths": list(self.test_paths),
+                "test_files": list(self.test_files), "warning": self.warning}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: object) -> RepoConfig | None:
+        """What to_json wrote, the lists of options as the tuples read_table makes;
+        None for anything else (a damaged entry is read again from the repository)."""
+        if not isinstance(data, dict) or set(data) != {"options", "test_paths", "test_files",
+                                                       "warning"}:  # fmt: skip
+            return None
+        options, warning = data["options"], data["warning"]
+        lists = data["test_paths"], data["test_files"]
+        if (
+            not isinstance(options, dict)
+            or not set(options) <= {OPTIONS[key] for key in OPTIONS if key not in _USER_ONLY}
+            or not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists)
+            or not (warning is None or isinstance(warning, str))
+        ):
+            return None
+        # each value through its check again: what a fresh read gives (tuples for lists)
+        names = {name: key for key, name in OPTIONS.items()}
+        try:
+            read = {name: _CHECKS[names[name]](value, name) for name, value in options.items()}
+        except ConfigProblem:
+            return None
+        return cls(read, tuple(lists[0]), tuple(lists[1]), warning)
+
 
 def repo_config(files: Mapping[str, bytes]) -> RepoConfig:
     """A scanned repository's settings, from the REPO_FILES at its root (`files`: name

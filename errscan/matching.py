@@ -17,7 +17,6 @@ import hashlib
 import marshal
 import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS
 from errscan.extractors.message import PLACEHOLDER
 from errscan.models import ErrorRecord
+from errscan.tempname import mkstemp
 
 _FRAME = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S+))?', re.MULTILINE
@@ -486,7 +486,7 @@ class CompiledIndexes:
         digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
         with contextlib.suppress(OSError):
             self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=self.root)
+            fd, tmp = mkstemp(f".{path.stem}.", ".tmp", self.root)
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(digest + body)

@@ -296,3 +296,63 @@ def test_stored_scans_are_keyed_by_what_was_asked(tmp_path: Path) -> None:
     assert asked["include_tests"] is True and asked["context"] is None
     assert asked["repo_config"] is True
     assert json.loads(errscan.scan_options(repo_config=False))["repo_config"] is False
+
+
+# -- kept per commit --------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(config.REPO_FILES),
+        st.one_of(
+            st.text(max_size=200).map(lambda t: ("[tool.errscan]\n" + t).encode()),
+            st.sampled_from([
+                b'[tool.errscan]\nexclude = ["docs", "x/**"]\ninclude-tests = true\ncontext = 3\n',
+                b'[tool.errscan]\nkinds = ["raise", "warning"]\ninclude-vendored = false\n',
+                b"[pytest]\ntestpaths = testing src\npython_files = check_*.py\n",
+            ]),
+        ),
+    )
+)
+def test_settings_read_back_as_they_were_read(files: dict[str, bytes]) -> None:
+    found = config.repo_config(files)
+    assert config.RepoConfig.from_json(json.loads(json.dumps(found.to_json()))) == found
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        b"{not json",
+        b'{"options": {"context": -4}, "test_paths": [], "test_files": [], "warning": null}',
+        b'{"options": {"repo_name": "evil/x"}, "test_paths": [], "test_files": [],'
+        b' "warning": null}',
+        b'{"options": {}, "test_paths": [3], "test_files": [], "warning": null}',
+        b'{"options": {}, "test_paths": [], "test_files": []}',
+    ],
+)
+def test_a_rescan_reads_the_kept_settings_and_a_damaged_entry_is_read_again(
+    tmp_path: Path, _private_cache: Path, kept: bytes
+) -> None:
+    root = repo_with(tmp_path, '[tool.errscan]\nexclude = ["examples"]\nrepo-name = "evil/x"\n')
+
+    def scan() -> tuple[list[str], str]:
+        done = CliRunner().invoke(cli, ["extract", str(root)], catch_exceptions=False)
+        records = [json.loads(line) for line in done.stdout.splitlines()]
+        warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+        return files_of([r for r in records if "file" in r]), "\n".join(warnings)
+
+    first, warned = scan()
+    assert "examples/demo.py" not in first and "'repo-name' is not read" in warned
+    (entry,) = (_private_cache / "repo-config").iterdir()
+    # kept: the same settings, the same warning, and the output (replayed) the same
+    assert scan() == (first, warned)
+    # an entry that says other settings is what the rescan goes by (it is read)...
+    entry.write_text(json.dumps({"options": {"exclude": ["src"]}, "test_paths": [],
+                                 "test_files": [], "warning": None}))  # fmt: skip
+    changed = scan()[0]
+    assert "examples/demo.py" in changed and "src/lib/core.py" not in changed
+    # ...and one that is not settings errscan could have read is read again
+    entry.write_bytes(kept)
+    assert scan() == (first, warned)
+    assert config.RepoConfig.from_json(json.loads(entry.read_bytes())) is not None

@@ -71,6 +71,8 @@ class CacheInfo:
     state_bytes: int = 0
     indexes: int = 0  # compiled lookup indexes, one per scan looked up
     index_bytes: int = 0
+    configs: int = 0  # a scanned repository's own settings, one per commit scanned
+    config_bytes: int = 0
 
 
 def options_digest(version: str, radius: int) -> str:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sqlite3
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -155,6 +153,8 @@ class Listing:
         """`entries`: (path, hex blob id, size), paths distinct, in any order."""
         # "": a private database that SQLite keeps on disk past its page cache and
         # deletes when closed
+        import sqlite3  # here: a warm replay lists no files
+
         self.db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
         self.db.execute(f"PRAGMA cache_size = -{_CACHE_KB}")
         self.db.execute(
@@ -276,6 +276,8 @@ def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
 def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
     refused: list[FileError] = []
     hits: set[str] | None = set() if filters.include or filters.exclude else None
+    import tempfile
+
     with tempfile.TemporaryFile() as errors:
         args = ("ls-tree", "-r", "-z", *(["-l"] if sized else []), "--full-tree")
         proc = repo.popen(*args, "--end-of-options", commit, stderr=errors)

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
 from errscan.escape import csv_cell
 from errscan.models import ErrorRecord, FileError, ScanStats
+from errscan.tempname import mkstemp
 
 FORMATS = ("jsonl", "json", "sarif")
 EXPORT_FORMATS = (*FORMATS, "csv")
@@ -198,7 +198,7 @@ def _opened(path: Path) -> Iterator[IO[bytes]]:
         return
     path = path.resolve() if path.is_symlink() else path
     check_writable(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = mkstemp(f".{path.name}.", ".tmp", path.parent)
     try:
         os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "wb") as out:

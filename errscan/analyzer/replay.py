@@ -15,12 +15,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
 from errscan.models import ScanStats
+from errscan.tempname import mkstemp
 
 _BLOCK = 1 << 20
 _WHOLE = 64 << 20  # an output up to this size is read once, whole
@@ -104,7 +104,7 @@ class _Recorder:
         self._bytes = 0
         with contextlib.suppress(OSError):
             root.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{entry}.", suffix=".tmp", dir=root)
+            fd, self._tmp = mkstemp(f".{entry}.", ".tmp", root)
             self._out = os.fdopen(fd, "wb")
 
     def tee(self, chunks: Iterable[str]) -> Iterator[str]:
@@ -129,7 +129,7 @@ class _Recorder:
             counts = {"files": self.stats.files, "sites": self.stats.sites,
                       "file_errors": self.stats.file_errors, "bytes": self._bytes,
                       "sha256": self._digest.hexdigest()}  # fmt: skip
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.entry}.", suffix=".tmp", dir=self.root)
+            fd, tmp = mkstemp(f".{self.entry}.", ".tmp", self.root)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(counts, out)
             os.replace(tmp, self.root / f"{self.entry}.json")

@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import re
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -41,6 +40,7 @@ from errscan.models import ErrorRecord
 from errscan.site import page, search
 from errscan.site.highlight import Highlighter
 from errscan.site.render import cut, pygments_css, render
+from errscan.tempname import mkstemp
 
 MANIFEST = ".errscan-site.json"
 _STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
@@ -93,7 +93,7 @@ class _Writer:
             if target.stat().st_size == len(body) and target.read_bytes() == body:
                 return
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(body)

@@ -218,14 +218,15 @@ def test_output_replay_is_keyed_by_repository_name(basic_repo: Path) -> None:
 def test_info_and_prune(basic_repo: Path, _private_cache: Path) -> None:
     errscan.export(str(basic_repo), "jsonl", stream=io.StringIO())
     info = errscan.cache_info()
-    assert (info.entries, info.outputs, info.states) == (6, 1, 1)
+    assert (info.entries, info.outputs, info.states, info.configs) == (6, 1, 1, 1)
     assert info.bytes > 0 and info.output_bytes > 0 and info.state_bytes > 0
+    assert info.config_bytes > 0
     dropped, left = errscan.prune_cache(max_bytes=info.bytes + info.state_bytes)
     assert dropped == 1 and left.outputs == 0 and (left.entries, left.states) == (6, 1)
     dropped, left = errscan.prune_cache(max_bytes=info.bytes)
-    assert dropped == 1 and left.states == 0 and left.entries == 6
+    assert dropped == 1 and left.states == 0 and left.entries == 6 and left.configs == 1
     dropped, left = errscan.prune_cache(max_bytes=0)
-    assert dropped == 6 and left.entries == 0
+    assert dropped == 7 and left.entries == 0 and left.configs == 0
 
 
 def test_cache_commands(basic_repo: Path, _private_cache: Path) -> None:
@@ -240,7 +241,7 @@ def test_cache_commands(basic_repo: Path, _private_cache: Path) -> None:
     assert info.stdout.startswith(f"{_private_cache / 'results.sqlite'}: 6 file results")
     pruned = runner.invoke(cli, ["cache", "prune", "--max-mb", "0"])
     assert pruned.exit_code == 0
-    assert pruned.stdout == "dropped 8 entries; 0 left, 0.0 MB\n"
+    assert pruned.stdout == "dropped 9 entries; 0 left, 0.0 MB\n"  # 6 + output, state, settings
 
 
 def test_two_processes_share_one_cache(

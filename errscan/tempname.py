@@ -1,0 +1,26 @@
+"""A new file under a name no other process holds, for writing before a rename into place.
+
+The standard library's `tempfile.mkstemp`, without its import (shutil, random and the
+compression modules: a few milliseconds of every warm rescan, which writes its output
+through here): the same O_EXCL creation, mode 0600 and retries.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_ATTEMPTS = 100
+
+
+def mkstemp(prefix: str, suffix: str, directory: str | Path) -> tuple[int, str]:
+    """An open descriptor and the path of a new file `directory/PREFIX<random>SUFFIX`;
+    OSError where none can be made (FileExistsError after as many tries as tempfile's)."""
+    for _ in range(_ATTEMPTS):
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, _FLAGS, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name under {directory} after {_ATTEMPTS} tries")
