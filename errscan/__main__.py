@@ -1,12 +1,14 @@
 """The `errscan` command's entry point, and `python -m errscan`.
 
 `--version` and `-V` alone are answered here, before click and the pipeline load, so
-that the answer costs little more than the interpreter's own start.
+that the answer costs little more than the interpreter's own start. `run` ends the
+process without tearing the interpreter down.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 
 def main() -> int:
@@ -20,5 +22,22 @@ def main() -> int:
     return cli_main()
 
 
+def run() -> NoReturn:
+    """The command: main, then the exit handlers and a flush of stdout and stderr, then
+    the process's end, skipping the interpreter's teardown (freeing every module and
+    object one by one: about 10 ms of a 110 ms warm rescan), as mypy's command does.
+    Everything errscan opens is closed by the time main returns."""
+    import atexit
+    import contextlib
+    import os
+
+    code = main()
+    atexit._run_exitfuncs()  # what an exit would have run: Ray's shutdown, helpers' close
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader gone, a stream closed
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

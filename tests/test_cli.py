@@ -184,6 +184,34 @@ def test_python_dash_m_runs(basic_repo: Path) -> None:
     assert len(done.stdout.splitlines()) == 30  # 29 records and one file error
 
 
+_EXIT_HANDLER = """
+import atexit, sys
+atexit.register(lambda: print("exit handler ran", file=sys.stderr))
+sys.argv = ["errscan", *sys.argv[1:]]
+from errscan.__main__ import run
+run()
+"""
+
+
+def test_the_command_ends_with_mains_code_its_output_flushed_and_exit_handlers_run(
+    basic_repo: Path,
+) -> None:
+    # run() skips the interpreter's teardown: nothing written or registered may be lost
+    for args, code in ([f"{basic_repo}@HEAD", "-q"], 0), ([f"{basic_repo}/nope"], 2):
+        done = subprocess.run(
+            [sys.executable, "-c", _EXIT_HANDLER, "extract", *args],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == code
+        assert done.stderr.endswith("exit handler ran\n")
+    assert len(done.stdout.splitlines()) == 0
+    piped = subprocess.run(
+        [sys.executable, "-c", _EXIT_HANDLER, "extract", f"{basic_repo}@HEAD", "-q"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert len(piped.stdout.splitlines()) == 30 and piped.stdout.endswith("\n")
+
+
 def test_output_under_a_file_is_one_line_and_exit_2(basic_repo: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
