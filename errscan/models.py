@@ -198,6 +198,10 @@ class ClassInfo:
     # instance attributes __init__ sets from what its caller passes (`self.error_messages`
     # merged with an `error_messages` parameter): a message read from one is configurable
     caller_set: tuple[str, ...] = ()
+    # parameters __init__ gives a value of its own where the call gives none (`if message
+    # is None: message = f"{name} not found"`), with that value's template in terms of
+    # the parameters: a part OR_DEFAULT + name stands for the argument, else for this
+    init_defaults: tuple[tuple[str, tuple[MessagePart, ...]], ...] = ()
 
 
 # (function qualname, parameters, the built class's arguments or None)

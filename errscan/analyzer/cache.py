@@ -33,7 +33,7 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 7
+_SCHEMA_VERSION = 8
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -312,10 +312,22 @@ def decode_summary(data: bytes) -> FileSummary | None:
                     bool(plain),
                     tuple((str(n), str(v)) for n, v in constants),
                     tuple(map(str, caller_set)),
+                    tuple((str(name), _parts(value)) for name, value in defaults),
                 )
-                for q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set in (
-                    classes
-                )
+                for (
+                    q,
+                    b,
+                    d,
+                    p,
+                    parts,
+                    others,
+                    from_str,
+                    supers,
+                    plain,
+                    constants,
+                    caller_set,
+                    defaults,
+                ) in classes
             ),
             factories=tuple((name, made) for name, made in factories),
             factory_calls=tuple(
@@ -340,6 +352,7 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             c.plain_args,
             [list(pair) for pair in c.constants],
             list(c.caller_set),
+            [[name, _part_rows(value)] for name, value in c.init_defaults],
         ]
         for c in summary.classes
     ]

@@ -460,12 +460,14 @@ class Index:
         seen: set[str] = set()
         constants: dict[str, str] = {}
         composer: ClassInfo | None = None
+        unread = False  # an __init__ below the one found, which errscan could not read
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
             cls = self.class_info(current)
             if cls is None:
                 bases.extend(_builtin_ancestors(current) or stdlib.ancestors(current))
                 break
+            unread = unread or (init is None and cls.init_params is None and bool(cls.super_args))
             for name, value in cls.constants:
                 constants.setdefault(name, value)  # the nearest class's, as Python finds it
             single = single and len(cls.bases) == 1
@@ -501,6 +503,9 @@ class Index:
         if init is not None and not init.init_parts and composer is not None:
             # super().__init__() into a base that composes a text of its own: not read
             init = replace(init, init_parts=(MessagePart(expr=UNKNOWN_STR),), init_candidates=())
+        if init is not None and unread and init.init_defaults:
+            # what the call leaves out is not what reaches the base's __init__: no default
+            init = replace(init, init_defaults=())
         found = tuple(sorted(constants.items()))
         return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, args_str, found)
 

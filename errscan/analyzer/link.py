@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from errscan.analyzer import files, stdlib
@@ -16,7 +16,7 @@ from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
-from errscan.extractors.summary import CLASS_CONSTANT, OR_CONSTANT, UNKNOWN_STR
+from errscan.extractors.summary import CLASS_CONSTANT, OR_CONSTANT, OR_DEFAULT, UNKNOWN_STR
 from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -68,12 +68,12 @@ def link(
     for site, site_id in zip(ordered, site_ids, strict=True):
         info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
         init = _through_str(info.init, info.str_of) if info.init else None
-        composed = _composed(site, init.init_params, init.init_parts) if init else None
+        composed = _composed(site, init, init.init_parts) if init else None
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
             composed = _with_constants(composed, info.constants)
             for parts in init.init_candidates:
-                found = _composed(site, init.init_params, parts)
+                found = _composed(site, init, parts)
                 if found is not None:
                     others.append(_with_constants(found, info.constants))
         fields = {
@@ -282,7 +282,8 @@ def _made_of(
     """The message class `info` makes of a call's arguments (source text)."""
     init = _through_str(info.init, info.str_of) if info.init else None
     if init is not None:
-        composed = _bound(args, init.init_params, init.init_parts)
+        defaults = dict(init.init_defaults)
+        composed = _bound(args, init.init_params, init.init_parts, defaults=defaults)
         return _with_constants(composed, info.constants) if composed is not None else None
     positional = [text for keyword, text in args if keyword is None]
     if info.qualname is None:
@@ -326,24 +327,31 @@ def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
     if base is None or init.init_params is None:
         return init
     own = init.init_params
-    general = _bound(init.super_args, base.init_params, base.init_parts, own)
+    inherited = dict(base.init_defaults)
+    carried: dict[str, tuple[MessagePart, ...]] = {}
+    general = _bound(init.super_args, base.init_params, base.init_parts, own, inherited, carried)
     if general is None:
         return init
     paths = [
-        _bound(init.super_args, base.init_params, parts, own) for parts in base.init_candidates
+        _bound(init.super_args, base.init_params, parts, own, inherited, carried)
+        for parts in base.init_candidates
     ]
+    # the class's own default of a parameter comes first: it is made before it is passed on
+    defaults = {**carried, **dict(init.init_defaults)}
     return ClassInfo(init.qualname, init.bases, init.doc, init.init_params, general,
-                     tuple(p for p in paths if p is not None), True, ())  # fmt: skip
+                     tuple(p for p in paths if p is not None), True, (),
+                     init_defaults=tuple(sorted(defaults.items())))  # fmt: skip
 
 
 def _composed(
-    site: Site, params: tuple[str, ...] | None, parts: tuple[MessagePart, ...]
+    site: Site, init: ClassInfo, parts: tuple[MessagePart, ...]
 ) -> tuple[MessagePart, ...] | None:
     """The message an exception class's __init__ composes, with the call's arguments in."""
+    params = init.init_params
     if params is None or site.kind not in ("raise", "exit") or site.message_source == "factory":
         return None
     # `raise E` / `raise E()` too: a class that composes its text has one even then
-    return _bound(site.call_args, params, parts)
+    return _bound(site.call_args, params, parts, defaults=dict(init.init_defaults))
 
 
 def _bound(
@@ -351,10 +359,14 @@ def _bound(
     params: tuple[str, ...] | None,
     parts: tuple[MessagePart, ...],
     through: tuple[str, ...] = (),
+    defaults: Mapping[str, tuple[MessagePart, ...]] | None = None,
+    carried: dict[str, tuple[MessagePart, ...]] | None = None,
 ) -> tuple[MessagePart, ...] | None:
     """`parts`, written in terms of `params`, with the arguments of a call in; where the
     call is a subclass's super().__init__, `through` holds its own parameters, and one
-    passed on as it came still falls back on the class constant when not given."""
+    passed on as it came still falls back on the class constant when not given.
+    `defaults`: the templates __init__ makes of parameters the call leaves out (or gives
+    None); a parameter passed on as it came takes its default along, into `carried`."""
     if params is None:
         return None
     bound: dict[str, str] = {}
@@ -365,6 +377,26 @@ def _bound(
     bound.update((keyword, text) for keyword, text in call_args if keyword is not None)
     out: list[MessagePart] = []
     for part in parts:
+        if part.expr is not None and part.expr.startswith(OR_DEFAULT):
+            param = part.expr[len(OR_DEFAULT) :]
+            default = (defaults or {}).get(param)
+            given = bound.get(param)
+            if default is not None and given in (None, "None"):
+                # case: E(name) of `if message is None: message = f"{name} not found"`
+                made = _bound(call_args, params, default, through)
+                if made is None:
+                    return None
+                out.extend(made)
+                continue
+            if default is not None and given in through and carried is not None:
+                # a subclass passing its own parameter on: the default if it gives none
+                made = _bound(call_args, params, default, through)
+                if made is None:
+                    return None
+                carried.setdefault(str(given), made)
+                out.append(part._replace(expr=OR_DEFAULT + str(given)))
+                continue
+            part = part._replace(expr=param)
         if part.expr is not None and part.expr.startswith(OR_CONSTANT):
             param, _, attribute = part.expr[len(OR_CONSTANT) :].partition(".")
             if param not in bound:  # not given: the class constant, read when linking

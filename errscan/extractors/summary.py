@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.source import Source
@@ -309,6 +309,10 @@ def _classes(
             found = _str_template(stmt, ".".join(qualname), src, constants)
             if found is not None:  # __str__ decides the text, whatever __init__ passed on
                 params, parts, others = found
+            defaults = _param_defaults(init, params, src) if init is not None and params else {}
+            if defaults:  # `{message}` of `if message is None: message = ...`
+                parts = _or_default(parts, defaults)
+                others = tuple(_or_default(other, defaults) for other in others)
             yield ClassInfo(
                 qualname=".".join(qualname),
                 bases=tuple(src.expression(base) for base in stmt.bases),
@@ -321,10 +325,114 @@ def _classes(
                 plain_args=init is not None and _plain_args(stmt, init_nodes),
                 constants=_class_constants(constants.classes.get(".".join(qualname), {})),
                 caller_set=_caller_set(init, init_nodes),
+                init_defaults=tuple(sorted(defaults.items())),
             )
             yield from _classes(stmt.body, qualname, src, constants)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             yield from _classes(stmt.body, (*outer, stmt.name, "<locals>"), src, constants)
+
+
+def _param_defaults(
+    init: ast.FunctionDef, params: Sequence[str], src: Source
+) -> dict[str, tuple[MessagePart, ...]]:
+    """The parameters __init__ gives a value of its own where the call gives none, with
+    that value's template: `if message is None: message = f"{name!r} not found"` (or
+    `if not message:`, or `message = message or ...`) among its first statements, before
+    any other mentions the parameter, and the only assignment of it."""
+    found: dict[str, tuple[MessagePart, ...]] = {}
+    mentioned: set[str] = set()
+    for stmt in init.body:
+        default = _default_of(stmt)
+        if default is not None:
+            param, value, where, body = default
+            if param in params and param not in mentioned and param not in found:
+                if isinstance(value, ast.Name) and value.id in params:  # message = name
+                    found[param] = (MessagePart(expr=value.id),)
+                    continue
+                template = message.template(value, src, _InitLookup(body, where))
+                if template is not None and template.parts:
+                    found[param] = template.parts
+        mentioned.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
+    for param in list(found):
+        assigned = [
+            node for node in scope.own_nodes(init.body)
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.NamedExpr)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            for name in ast.walk(target)
+            if isinstance(name, ast.Name) and name.id == param
+        ]  # fmt: skip
+        if len(assigned) != 1 or any(scope.rebinds(n, param) for n in scope.own_nodes(init.body)):
+            del found[param]
+    return found
+
+
+def _default_of(
+    stmt: ast.stmt,
+) -> tuple[str, ast.expr, ast.stmt, list[ast.stmt]] | None:
+    """(parameter, its default value, the statement assigning it, the block it is in) of
+    `if P is None: ...; P = VALUE` (or `if not P:`), or of `P = P or VALUE`."""
+    # case: message = message or f"..."
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.BoolOp)
+        and isinstance(stmt.value.op, ast.Or)
+        and len(stmt.value.values) == 2
+        and isinstance(stmt.value.values[0], ast.Name)
+        and stmt.value.values[0].id == stmt.targets[0].id
+    ):
+        return stmt.targets[0].id, stmt.value.values[1], stmt, [stmt]
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return None
+    test = stmt.test
+    param = None
+    # case: if message is None: / if not message:
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        param = test.left.id
+    elif (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Name)
+    ):
+        param = test.operand.id
+    if param is None:
+        return None
+    # the block's one assignment of it, at its top level (other statements may come first)
+    assigns = [
+        child for child in stmt.body
+        if isinstance(child, ast.Assign) and len(child.targets) == 1
+        and isinstance(child.targets[0], ast.Name) and child.targets[0].id == param
+    ]  # fmt: skip
+    if len(assigns) != 1:
+        return None
+    return param, assigns[0].value, assigns[0], stmt.body
+
+
+OR_DEFAULT = "__argument_or_default__."  # the argument where the call gives one, else the
+# default __init__ makes (ClassInfo.init_defaults)
+
+
+def _or_default(
+    parts: tuple[MessagePart, ...], defaults: Mapping[str, tuple[MessagePart, ...]]
+) -> tuple[MessagePart, ...]:
+    """`parts` with each plain placeholder of a defaulted parameter marked OR_DEFAULT."""
+    return tuple(
+        part._replace(expr=OR_DEFAULT + part.expr)
+        if part.expr is not None
+        and part.expr in defaults
+        and part.conversion in (None, "s")
+        and not part.format_spec
+        else part
+        for part in parts
+    )
 
 
 _MAX_CONSTANTS = 64
@@ -554,12 +662,22 @@ def _set_unless_none(init: ast.FunctionDef, attributes: dict[str, str]) -> set[s
 
 
 def _uncast(node: ast.expr) -> ast.expr:
-    """`t.cast(str, x)` / `cast(str, x)` is x."""
+    """`t.cast(str, x)` / `cast(str, x)` is x, and so is `str(x)`: the text of x is what
+    a placeholder of x shows."""
     if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name == "cast":
             return node.args[1]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "str"
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return node.args[0]
     return node
 
 

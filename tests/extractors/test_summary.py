@@ -363,3 +363,119 @@ def test_a_str_setting_the_message_above_more_lines_is_read() -> None:
     )
     assert found[12][0] == "Invalid string\n    {text}\n    {marker}"
     assert found[15][0] is None  # nothing but placeholders and blanks: no template
+
+
+def test_a_message_init_makes_where_the_call_gives_none() -> None:
+    found = _messages(
+        """
+        class NotFound(Exception):
+            def __init__(self, name, message=None):
+                if message is None:
+                    message = f"{name!r} not found"
+                super().__init__(message)
+
+        class OrDefault(Exception):
+            def __init__(self, name, message=None):
+                message = message or "no " + name
+                super().__init__(message)
+
+        def a(x):
+            raise NotFound(x)
+
+        def b(x):
+            raise NotFound(x, None)
+
+        def c(x):
+            raise NotFound(x, message=f"{x} is gone")
+
+        def d(x):
+            raise OrDefault(x)
+        """
+    )
+    assert found[14][0] == "{x!r} not found"
+    assert found[17][0] == "{x!r} not found"  # None given: the default too
+    assert found[20][0] == "{x} is gone"
+    assert found[23][0] == "no {x}"
+
+
+def test_a_default_errscan_cannot_stand_behind_is_no_default() -> None:
+    found = _messages(
+        """
+        class UsedFirst(Exception):
+            def __init__(self, name, message=None):
+                self.raw = message
+                if message is None:
+                    message = f"{name} not found"
+                super().__init__(message)
+
+        class SetTwice(Exception):
+            def __init__(self, name, message=None):
+                if message is None:
+                    message = f"{name} not found"
+                if name.startswith("_"):
+                    message = "private"
+                super().__init__(message)
+
+        class Otherwise(Exception):
+            def __init__(self, name, message=None):
+                if message is None:
+                    message = f"{name} not found"
+                else:
+                    name = "?"
+                super().__init__(message)
+
+        def a(x):
+            raise UsedFirst(x)
+
+        def b(x):
+            raise SetTwice(x)
+
+        def c(x):
+            raise Otherwise(x)
+        """
+    )
+    assert found[26][0] is None and found[29][0] is None and found[32][0] is None
+
+
+def test_a_str_of_the_message_and_subclasses_passing_it_on() -> None:
+    found = _messages(
+        """
+        class Missing(Exception):
+            def __init__(self, name, message=None):
+                if message is None:
+                    from .runtime import Undefined
+                    message = name
+                self.message = message
+
+            def __str__(self):
+                return str(self.message)
+
+        class MissingAll(Missing):
+            def __init__(self, names=(), message=None):
+                if message is None:
+                    message = f"none of the templates given were found: {names}"
+                super().__init__(names[-1] if names else None, message)
+
+        class Quiet(Missing):
+            def __init__(self, name, message=None):
+                super().__init__(name, message)
+
+        def a(name, paths):
+            raise Missing(name, f"{name!r} not found in search path: {paths!r}")
+
+        def b(name):
+            raise Missing(name)
+
+        def c(names):
+            raise MissingAll(names)
+
+        def d(name):
+            raise Quiet(name, "gone")
+        """
+    )
+    assert found[23][0] == "{name!r} not found in search path: {paths!r}"
+    assert found[26][0] is None  # the name alone: a placeholder, not a template
+    # an __init__ errscan cannot read (its first argument) stands between the call and
+    # the base's: the base's default is not what the call leaves out
+    assert found[29][0] is None
+    assert found[32][0] == "gone"
