@@ -64,6 +64,14 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     if isinstance(node, ast.IfExp):
         body, orelse = templates(node.body, src, lookup), templates(node.orelse, src, lookup)
         return _distinct([*body, *orelse]) if body and orelse else []
+    # case: {OPEN: "a", CLOSED: "b"}[state]: a candidate each, the most general first
+    choices = _choices(node)
+    if choices is not None:
+        each = [templates(choice, src, lookup) for choice in choices]
+        if not all(each):
+            return []  # one value not read (or None given by .get): no guess
+        return _general(_distinct([found for options in each for found in options]),
+                        src.expression(node))  # fmt: skip
     # case: msg, assigned in the function (perhaps in several branches)
     if isinstance(node, ast.Name):
         chains = reader.lookup.local(node.id)
@@ -120,17 +128,49 @@ def _calls_ngettext(node: ast.expr) -> bool:
 
 def _branches(chains: list[Chain]) -> list[Chain]:
     """Each chain once for each side of a conditional expression it starts with
-    (`msg = "a" if c else f"b {x}"`), at most 16 chains in all."""
+    (`msg = "a" if c else f"b {x}"`), and for each value of a literal dict it looks its
+    first value up in (`msg = {OPEN: "a", CLOSED: "b"}[state]`), at most 16 chains."""
     out: list[Chain] = []
     todo = list(chains)
     while todo and len(out) + len(todo) <= 16:
         chain = todo.pop(0)
         first = chain[0]
-        if isinstance(first, ast.IfExp):
-            todo[:0] = [(first.body, *chain[1:]), (first.orelse, *chain[1:])]
+        choices = _choices(first)
+        if choices is not None:
+            todo[:0] = [(choice, *chain[1:]) for choice in choices]
         else:
             out.append(chain)
     return out + todo
+
+
+def _choices(node: ast.expr) -> list[ast.expr] | None:
+    """The expressions one of which `node` is: both sides of `a if c else b`, the values
+    of `{k: a, ...}[key]` and of `{k: a, ...}.get(key, default)` (the default too, None
+    where none is given); None for any other expression."""
+    if isinstance(node, ast.IfExp):
+        return [node.body, node.orelse]
+    # case: {OPEN: "a", CLOSED: "b"}[state]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Dict)
+        and node.value.values
+        and None not in node.value.keys
+    ):
+        return list(node.value.values)
+    # case: {OPEN: "a"}.get(state, "unknown")
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and isinstance(node.func.value, ast.Dict)
+        and node.func.value.values
+        and None not in node.func.value.keys
+        and 1 <= len(node.args) <= 2
+        and not node.keywords
+    ):
+        default = node.args[1] if len(node.args) == 2 else ast.Constant(value=None)
+        return [*node.func.value.values, default]
+    return None
 
 
 def _general(found: list[Template], name: str) -> list[Template]:

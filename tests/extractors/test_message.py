@@ -111,6 +111,17 @@ FOLLOWED = [
     ('msg = "m"\nfor msg in items:\n    pass\nraise E(msg)', None, "unresolved", ()),
     ('raise E("a" if c else "b")', "a", "literal", ("a", "b")),
     ('raise E("a" if c else other)', None, "unresolved", ()),
+    # a message looked up in a literal dict: each value a candidate, the general first
+    (
+        'msg = {1: f"bad {x}", 2: f"bad {x}, really"}[c]\nraise E(msg)',
+        "bad {x}{msg}",
+        "variable",
+        ("bad {x}{msg}", "bad {x}", "bad {x}, really"),
+    ),
+    ('raise E({1: "a", 2: "b"}.get(c, "none"))', "a", "literal", ("a", "b", "none")),
+    ('raise E({1: "a", 2: other}[c])', None, "unresolved", ()),
+    ('raise E({1: "a"}.get(c))', None, "unresolved", ()),  # None where c is not a key
+    ('raise E({1: "a", **more}[c])', None, "unresolved", ()),
     ('raise E(" ".join(["x", str(n), "y"]))', "x {n} y", "concat", None),
     ('raise E("\\n".join(("a", "b")))', "a\nb", "concat", None),
     ('raise E(", ".join(names))', None, "unresolved", ()),
