@@ -140,6 +140,9 @@ class ExceptionInfo:
     # an ancestor above `init` whose __str__ composes the text from what `init` passes on
     # to super().__init__ (a subclass's __init__ feeding its base's __str__)
     str_of: ClassInfo | None = None
+    # the ancestors above `init` whose __init__ each composes the text from what the one
+    # below passes on (urllib3's PoolError: f"{pool}: {message}"), nearest first
+    composed_by: tuple[ClassInfo, ...] = ()
     # the class's __init__ keeps no message of its own: str() is that of the arguments
     args_str: bool = False
     # the class constants the class raised has, its own and inherited: (name, repr)
@@ -460,30 +463,18 @@ class Index:
         seen: set[str] = set()
         constants: dict[str, str] = {}
         composer: ClassInfo | None = None
+        composers: list[ClassInfo] = []  # __init__s above init's, each passed the text on
+        chained = True  # so far, every class above init read: no __str__, no unread __init__
         unread = False  # an __init__ below the one found, which errscan could not read
+        visited: list[ClassInfo] = []  # the repository classes on the primary line
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
             cls = self.class_info(current)
             if cls is None:
                 bases.extend(_builtin_ancestors(current) or stdlib.ancestors(current))
                 break
-            unread = unread or (init is None and cls.init_params is None and bool(cls.super_args))
-            for name, value in cls.constants:
-                constants.setdefault(name, value)  # the nearest class's, as Python finds it
+            visited.append(cls)
             single = single and len(cls.bases) == 1
-            if (
-                init is not None
-                and composer is None
-                and cls is not init
-                and (cls.init_params is not None or cls.plain_args)
-            ):
-                composer = cls  # a class above the one whose __init__ was found
-            if init is None and cls.init_params is not None and (plain is None or cls.from_str):
-                init = cls
-            elif init is None and plain is None and cls.plain_args:
-                plain = cls
-            elif init is not None and str_of is None and cls.from_str and not init.from_str:
-                str_of = cls if init.super_args else None
             parent = self._primary_base(current, cls)
             if parent is None:
                 current = None
@@ -492,12 +483,48 @@ class Index:
             current = parent
             if parent.startswith("builtins.") and parent[9:] in _STOP:
                 break
+        # the classes Python looks __init__, __str__ and constants up in: the primary line,
+        # or with several bases somewhere, the method resolution order up to the first
+        # class not of the repository (whose own __init__ then decides)
+        order, stop = visited, current
+        if not single:
+            resolution = self._mro_classes(qualname)
+            if resolution is not None:
+                order, stop = resolution
+        for cls in order:
+            unread = unread or (init is None and cls.init_params is None and bool(cls.super_args))
+            for name, value in cls.constants:
+                constants.setdefault(name, value)  # the nearest class's, as Python finds it
+            if (
+                init is not None
+                and composer is None
+                and cls is not init
+                and (cls.init_params is not None or cls.plain_args)
+            ):
+                composer = cls  # a class above the one whose __init__ was found
+            if init is not None and cls is not init and chained:
+                if cls.from_str or (cls.init_params is None and (cls.super_args or cls.plain_args)):
+                    chained = False  # a __str__ or an __init__ not read decides: not composed
+                elif cls.init_params is not None:
+                    previous = composers[-1] if composers else init
+                    if previous.super_args:
+                        composers.append(cls)
+                    else:
+                        chained = False
+            if init is None and cls.init_params is not None and (plain is None or cls.from_str):
+                init = cls
+            elif init is None and plain is None and cls.plain_args:
+                plain = cls
+            elif init is not None and str_of is None and cls.from_str and not init.from_str:
+                str_of = cls if init.super_args else None
         # str() of the call's positional arguments: no __str__ on the way up, and a builtin
         # base whose str() is BaseException's
+        # (an __init__ that keeps them, or none at all, before the builtin: one not read
+        # leaves it unknown)
         args_str = (
-            plain is not None and init is None and single
-            and current is not None and current.removeprefix("builtins.") in _PLAIN_STR
-            and current.startswith("builtins.")
+            init is None and (plain is not None or not unread)
+            and stop is not None and stop.removeprefix("builtins.") in _PLAIN_STR
+            and stop.startswith("builtins.")
         )  # fmt: skip
         doc = info.doc if info else None
         if init is not None and not init.init_parts and composer is not None:
@@ -507,7 +534,39 @@ class Index:
             # what the call leaves out is not what reaches the base's __init__: no default
             init = replace(init, init_defaults=())
         found = tuple(sorted(constants.items()))
-        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, args_str, found)
+        chain = tuple(composers) if chained and str_of is None else ()
+        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, chain, args_str, found)
+
+    def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:
+        """The repository classes of `qualname`'s method resolution order (C3, as Python
+        makes it) up to the first class that is not one, and that class (None where
+        there is none); None where no order can be made."""
+        found = self._mro(qualname, 0)
+        if found is None:
+            return None
+        out: list[ClassInfo] = []
+        for name in found:
+            cls = self.class_info(name)
+            if cls is None:
+                return out, name
+            out.append(cls)
+        return out, None
+
+    def _mro(self, qualname: str, depth: int) -> list[str] | None:
+        cls = self.class_info(qualname)
+        if cls is None:  # a builtin's own line; of another module's class, itself only
+            return [qualname, *(f"builtins.{n}" for n in _builtin_ancestors(qualname))]
+        if depth > _MAX_HOPS:
+            return None
+        path = self._file_of_class(qualname)
+        resolved = [(self.resolve(path, base) if path else None) or base
+                    for base in map(_unsubscripted, cls.bases)]  # fmt: skip
+        resolved = [base for base in resolved if base != qualname]
+        lines = [self._mro(base, depth + 1) for base in resolved]
+        if any(line is None for line in lines):
+            return None
+        merged = _c3([line for line in lines if line is not None] + [resolved])
+        return None if merged is None else [qualname, *merged]
 
     def _primary_base(self, qualname: str, cls: ClassInfo) -> str | None:
         """The base that leads to an exception class: the first such, else the first base."""
@@ -565,6 +624,23 @@ def claims(path: str, held: str) -> bool:
 
 def _is_package_init(path: str) -> bool:
     return path.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+
+
+def _c3(lines: list[list[str]]) -> list[str] | None:
+    """C3's merge of the bases' lines and the bases; None where no order keeps them all."""
+    pending = [list(line) for line in lines if line]
+    out: list[str] = []
+    while pending:
+        head = next(
+            (line[0] for line in pending if not any(line[0] in other[1:] for other in pending)),
+            None,
+        )
+        if head is None:
+            return None
+        out.append(head)
+        pending = [line[1:] if line[0] == head else line for line in pending]
+        pending = [line for line in pending if line]
+    return out
 
 
 def _builtin_ancestors(qualname: str) -> list[str]:

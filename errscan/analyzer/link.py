@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import os
 import re
@@ -67,7 +68,11 @@ def link(
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
         info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
-        init = _through_str(info.init, info.str_of) if info.init else None
+        init = (
+            _through_str(_through_inits(info.init, info.composed_by), info.str_of)
+            if (info.init)
+            else None
+        )
         composed = _composed(site, init, init.init_parts) if init else None
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
@@ -280,7 +285,11 @@ def _made_of(
     args: tuple[tuple[str | None, str], ...], info: ExceptionInfo
 ) -> tuple[MessagePart, ...] | None:
     """The message class `info` makes of a call's arguments (source text)."""
-    init = _through_str(info.init, info.str_of) if info.init else None
+    init = (
+        _through_str(_through_inits(info.init, info.composed_by), info.str_of)
+        if (info.init)
+        else None
+    )
     if init is not None:
         defaults = dict(init.init_defaults)
         composed = _bound(args, init.init_params, init.init_parts, defaults=defaults)
@@ -318,6 +327,33 @@ def _qualname(site: Site, index: Index) -> str | None:
             return resolved if known else None
         return made
     return index.resolve(site.file, ref)
+
+
+def _through_inits(init: ClassInfo, bases: tuple[ClassInfo, ...]) -> ClassInfo:
+    """A class whose __init__ passes its arguments on to bases whose __init__s compose
+    the text (`bases`, nearest first): the topmost base's template, with what each class
+    passes on in, in terms of the class's own parameters; `init` as it is where a call
+    does not fit what errscan read."""
+    if not bases:
+        return init
+    top = bases[-1]
+    for cls in [*reversed(bases[:-1]), init]:
+        inherited = dict(top.init_defaults)
+        carried: dict[str, tuple[MessagePart, ...]] = {}
+        own = cls.init_params or ()
+        args = cls.super_args
+        general = _bound(args, top.init_params, top.init_parts, own, inherited, carried)
+        if general is None or not args:
+            return init
+        paths = [_bound(args, top.init_params, p, own, inherited, carried)
+                 for p in top.init_candidates]  # fmt: skip
+        top = dataclasses.replace(
+            cls,
+            init_parts=general,
+            init_candidates=tuple(p for p in paths if p is not None),
+            init_defaults=tuple(sorted({**carried, **dict(cls.init_defaults)}.items())),
+        )
+    return top
 
 
 def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:

@@ -321,7 +321,7 @@ def _classes(
                 init_parts=parts,
                 init_candidates=others,
                 from_str=found is not None,
-                super_args=_super_args(init_nodes, src),
+                super_args=_super_args(init, init_nodes, src),
                 plain_args=init is not None and _plain_args(stmt, init_nodes),
                 constants=_class_constants(constants.classes.get(".".join(qualname), {})),
                 caller_set=_caller_set(init, init_nodes),
@@ -734,17 +734,49 @@ def _super_inits(nodes: Iterable[ast.AST]) -> Iterator[tuple[ast.Call, list[ast.
             yield node, node.args[1:] if _explicit_base(node) else node.args
 
 
-def _super_args(nodes: Sequence[ast.AST], src: Source) -> tuple[tuple[str | None, str], ...]:
+def _super_args(
+    init: ast.FunctionDef | None, nodes: Sequence[ast.AST], src: Source
+) -> tuple[tuple[str | None, str], ...]:
     """What __init__ (its own nodes) passes to super().__init__ (self left out), as
-    source text."""
+    source text; a local holding a message it made first (`message = f"..."`) as that
+    message."""
     for call, args in _super_inits(nodes):
-        if any(isinstance(a, ast.Starred) for a in args) or any(
-            k.arg is None for k in call.keywords
+        if (
+            init is None
+            or any(isinstance(a, ast.Starred) for a in args)
+            or any(k.arg is None for k in call.keywords)
         ):
             return ()
-        return (*((None, src.expression(a)) for a in args),
-                *((k.arg, src.expression(k.value)) for k in call.keywords))  # fmt: skip
+        made = _made_messages(init, call, src)
+        return (*((None, made.get(id(a)) or src.expression(a)) for a in args),
+                *((k.arg, made.get(id(k.value)) or src.expression(k.value))
+                  for k in call.keywords))  # fmt: skip
     return ()
+
+
+def _made_messages(init: ast.FunctionDef, call: ast.Call, src: Source) -> dict[int, str]:
+    """The source of the string expression each local name among `call`'s arguments
+    holds, where __init__ assigns it once before the statement the call is in (by the
+    argument node's id); a local of any other value is left a name."""
+    holder = next(
+        (stmt for stmt in init.body if any(node is call for node in ast.walk(stmt))), None
+    )
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
+    found: dict[int, str] = {}
+    if holder is None:
+        return found
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        if not isinstance(arg, ast.Name) or arg.id in params:
+            continue
+        chains = bindings.reaching(init.body, holder, arg.id)
+        if not chains or len(chains) != 1 or len(chains[0]) != 1:
+            continue
+        value = chains[0][0]
+        if isinstance(value, ast.Constant | ast.JoinedStr) and not (
+            isinstance(value, ast.Constant) and not isinstance(value.value, str)
+        ):
+            found[id(arg)] = src.expression(value)
+    return found
 
 
 def _plain_args(cls: ast.ClassDef, init_nodes: Sequence[ast.AST]) -> bool:
