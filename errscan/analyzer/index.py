@@ -143,6 +143,9 @@ class ExceptionInfo:
     # the ancestors above `init` whose __init__ each composes the text from what the one
     # below passes on (urllib3's PoolError: f"{pool}: {message}"), nearest first
     composed_by: tuple[ClassInfo, ...] = ()
+    # the topmost __init__ (init's, or the last of composed_by) passes several arguments
+    # on to a builtin whose str() is BaseException's: the text is their tuple
+    args_of_init: bool = False
     # the class's __init__ keeps no message of its own: str() is that of the arguments
     args_str: bool = False
     # the class constants the class raised has, its own and inherited: (name, repr)
@@ -535,7 +538,18 @@ class Index:
             init = replace(init, init_defaults=())
         found = tuple(sorted(constants.items()))
         chain = tuple(composers) if chained and str_of is None else ()
-        return ExceptionInfo(qualname, tuple(bases), doc, init, str_of, chain, args_str, found)
+        last = chain[-1] if chain else init  # the __init__ that passes on to the builtin
+        passed = [text for keyword, text in last.super_args if keyword is None] if last else []
+        args_of_init = (
+            last is not None and not last.from_str and str_of is None and chained
+            and (bool(chain) or composer is None)
+            and len(passed) > 1 and len(passed) == len(last.super_args)
+            and stop is not None and stop.startswith("builtins.")
+            and stop.removeprefix("builtins.") in _PLAIN_STR
+        )  # fmt: skip
+        return ExceptionInfo(
+            qualname, tuple(bases), doc, init, str_of, chain, args_of_init, args_str, found
+        )
 
     def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:
         """The repository classes of `qualname`'s method resolution order (C3, as Python

@@ -68,11 +68,7 @@ def link(
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
         info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
-        init = (
-            _through_str(_through_inits(info.init, info.composed_by), info.str_of)
-            if (info.init)
-            else None
-        )
+        init = _effective_init(info)
         composed = _composed(site, init, init.init_parts) if init else None
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
@@ -285,11 +281,7 @@ def _made_of(
     args: tuple[tuple[str | None, str], ...], info: ExceptionInfo
 ) -> tuple[MessagePart, ...] | None:
     """The message class `info` makes of a call's arguments (source text)."""
-    init = (
-        _through_str(_through_inits(info.init, info.composed_by), info.str_of)
-        if (info.init)
-        else None
-    )
+    init = _effective_init(info)
     if init is not None:
         defaults = dict(init.init_defaults)
         composed = _bound(args, init.init_params, init.init_parts, defaults=defaults)
@@ -327,6 +319,20 @@ def _qualname(site: Site, index: Index) -> str | None:
             return resolved if known else None
         return made
     return index.resolve(site.file, ref)
+
+
+def _effective_init(info: ExceptionInfo) -> ClassInfo | None:
+    """The class whose __init__ decides the text, its template made whole: through the
+    bases' __init__s and __str__ that compose it, or as the tuple of what it passes on."""
+    if info.init is None:
+        return None
+    init, chain = info.init, info.composed_by
+    if info.args_of_init:  # super().__init__(pool, message) into Exception
+        last = chain[-1] if chain else init
+        passed = [text for _, text in last.super_args]
+        last = dataclasses.replace(last, init_parts=_args_tuple(passed), init_candidates=())
+        init, chain = (init, (*chain[:-1], last)) if chain else (last, ())
+    return _through_str(_through_inits(init, chain), info.str_of)
 
 
 def _through_inits(init: ClassInfo, bases: tuple[ClassInfo, ...]) -> ClassInfo:
