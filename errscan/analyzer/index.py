@@ -537,7 +537,9 @@ class Index:
             # what the call leaves out is not what reaches the base's __init__: no default
             init = replace(init, init_defaults=())
         found = tuple(sorted(constants.items()))
-        chain = tuple(composers) if chained and str_of is None else ()
+        init_from_str = init is not None and init.from_str
+        # init's own __str__ decides the text, whatever its bases' __init__s make
+        chain = tuple(composers) if chained and str_of is None and not init_from_str else ()
         last = chain[-1] if chain else init  # the __init__ that passes on to the builtin
         passed = [text for keyword, text in last.super_args if keyword is None] if last else []
         args_of_init = (
