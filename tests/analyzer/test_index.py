@@ -121,3 +121,30 @@ def test_looked_up_messages_a_caller_may_set_are_configurable() -> None:
     assert _index_of({"fields.py": fixed}).looked_up(
         "fields.py", "Field.fail", "error_messages", "invalid"
     ) == (["'Not valid.'"], False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(min_value=0, max_value=5), max_size=3, unique=True),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_resolution_order_is_pythons(bases_of: list[list[int]]) -> None:
+    # classes K0..Kn, each of earlier ones only (so there is no cycle), as Python makes them
+    from errscan.analyzer.index import _c3
+
+    lines: dict[str, list[str]] = {}
+    made: dict[str, type] = {}
+    for i, bases in enumerate(bases_of):
+        names = [f"K{b}" for b in bases if b < i]
+        found = _c3([*(lines[n] for n in names), names])
+        try:
+            made[f"K{i}"] = type(f"K{i}", tuple(made[n] for n in names) or (object,), {})
+        except TypeError:  # Python cannot order them either
+            assert found is None
+            return
+        assert found is not None
+        lines[f"K{i}"] = [f"K{i}", *found]
+        assert lines[f"K{i}"] == [c.__name__ for c in made[f"K{i}"].__mro__[:-1]]
