@@ -103,6 +103,8 @@ def link(
             composed = _special_str(site, info.qualname)
             if composed is None and info.qualname.startswith("builtins."):
                 composed = _builtin_str(site, info.qualname[9:])
+            elif composed is None and stdlib.composes_text(info.qualname):
+                composed = (MessagePart(expr=UNKNOWN_STR),)  # not the first argument, then
             source = site.message_source
         if composed is not None:
             text = "".join(part.placeholder for part in composed)

@@ -84,3 +84,19 @@ def ancestors(qualname: str) -> list[str]:
         if base in (Exception, BaseException):
             break
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def composes_text(dotted: str) -> bool:
+    """Whether the standard class `dotted` makes its text itself: a class of its line,
+    below the builtins, defines __init__ or __str__ (http.client.LineTooLong('header
+    line') says 'got more than 65536 bytes when reading header line')."""
+    cls = exception_class(dotted)
+    if cls is None:
+        return False
+    for base in cls.__mro__:
+        if vars(builtins).get(base.__name__) is base:
+            return False
+        if "__init__" in vars(base) or "__str__" in vars(base):
+            return True
+    return False

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import errscan
 from errscan.analyzer import stdlib
 
 
@@ -44,3 +45,26 @@ def test_a_name_that_is_no_exception_class_is_none() -> None:
     assert stdlib.canonical("os.path") is None
     assert stdlib.canonical("json.dumps") is None
     assert stdlib.canonical("copy.no_such_name") is None
+
+
+def test_a_standard_class_making_its_own_text_is_not_read_as_its_argument() -> None:
+    import http.client
+    import urllib.error
+
+    assert stdlib.composes_text("http.client.LineTooLong")
+    assert stdlib.composes_text("urllib.error.URLError")
+    assert not stdlib.composes_text("queue.Empty") and not stdlib.composes_text("csv.Error")
+    code = (
+        "import http.client, queue, urllib.error\n"
+        "def f(p):\n"
+        "    raise http.client.LineTooLong('header line')\n"
+        "def g(p):\n"
+        "    raise urllib.error.URLError(f'bad {p}')\n"
+        "def h(p):\n"
+        "    raise queue.Empty(f'nothing for {p}')\n"
+    )
+    found = {r.line: r.message for r in errscan.extract_source(code)}
+    assert found == {3: None, 5: None, 7: "nothing for {p}"}
+    # what Python says, which neither argument is
+    assert str(http.client.LineTooLong("header line")) != "header line"
+    assert str(urllib.error.URLError("bad x")) == "<urlopen error bad x>"
