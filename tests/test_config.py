@@ -309,7 +309,8 @@ def test_stored_scans_are_keyed_by_what_was_asked(tmp_path: Path) -> None:
             st.text(max_size=200).map(lambda t: ("[tool.errscan]\n" + t).encode()),
             st.sampled_from(
                 [
-                    b'[tool.errscan]\nexclude = ["docs", "x/**"]\ninclude-tests = true\ncontext = 3\n',
+                    b'[tool.errscan]\nexclude = ["docs", "x/**"]\ninclude-tests = true\n'
+                    b"context = 3\n",
                     b'[tool.errscan]\nkinds = ["raise", "warning"]\ninclude-vendored = false\n',
                     b"[pytest]\ntestpaths = testing src\npython_files = check_*.py\n",
                 ]

@@ -146,6 +146,9 @@ class ExceptionInfo:
     # the topmost __init__ (init's, or the last of composed_by) passes several arguments
     # on to a builtin whose str() is BaseException's: the text is their tuple
     args_of_init: bool = False
+    # no __init__ read, and one on the way that errscan could not read: what the call
+    # passes is not known to be the text
+    init_unread: bool = False
     # the class's __init__ keeps no message of its own: str() is that of the arguments
     args_str: bool = False
     # the class constants the class raised has, its own and inherited: (name, repr)
@@ -550,8 +553,9 @@ class Index:
             and stop.removeprefix("builtins.") in _PLAIN_STR
         )  # fmt: skip
         return ExceptionInfo(
-            qualname, tuple(bases), doc, init, str_of, chain, args_of_init, args_str, found
-        )
+            qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
+            init is None and unread, args_str, found,
+        )  # fmt: skip
 
     def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:
         """The repository classes of `qualname`'s method resolution order (C3, as Python

@@ -17,7 +17,13 @@ from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
-from errscan.extractors.summary import CLASS_CONSTANT, OR_CONSTANT, OR_DEFAULT, UNKNOWN_STR
+from errscan.extractors.summary import (
+    CLASS_CONSTANT,
+    FORMAT_CONSTANT,
+    OR_CONSTANT,
+    OR_DEFAULT,
+    UNKNOWN_STR,
+)
 from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
 
 LinkFor = Callable[[str, int], "str | None"]
@@ -70,13 +76,24 @@ def link(
         info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
         init = _effective_init(info)
         composed = _composed(site, init, init.init_parts) if init else None
+        passed_on = (  # the class passes on the argument the site read: the site's text
+            composed is not None
+            and len(composed) == 1
+            and composed[0].text is None
+            and composed[0].conversion in (None, "s")
+            and not composed[0].format_spec
+            and site.message is not None
+            and composed[0].expr == _message_argument(site)
+        )
+        if passed_on:
+            composed = site.message_parts
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
-            composed = _with_constants(composed, info.constants)
+            composed = _with_constants(composed, info.constants, site.call_args)
             for parts in init.init_candidates:
                 found = _composed(site, init, parts)
                 if found is not None:
-                    others.append(_with_constants(found, info.constants))
+                    others.append(_with_constants(found, info.constants, site.call_args))
         fields = {
             **site.__dict__,
             "exception_qualname": info.qualname,
@@ -99,6 +116,9 @@ def link(
         elif composed is None and info.args_str:
             composed = _args_str(site)
             source = site.message_source
+        elif composed is None and info.init_unread and site.kind == "raise":
+            # an __init__ errscan cannot read makes the text: not the call's argument
+            composed, source = (MessagePart(expr=UNKNOWN_STR),), site.message_source
         elif composed is None and info.qualname is not None:
             composed = _special_str(site, info.qualname)
             if composed is None and info.qualname.startswith("builtins."):
@@ -113,7 +133,9 @@ def link(
                 message=text,
                 message_parts=composed,
                 message_source=source,
-                message_candidates=(text, *[path for path in paths if path != text]),
+                message_candidates=site.message_candidates
+                if passed_on
+                else (text, *[path for path in paths if path != text]),
             )
         if composed and all(part.expr == UNKNOWN_STR for part in composed):
             # a class whose __str__ errscan cannot read: unresolved, not a guess
@@ -141,14 +163,23 @@ _KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _with_constants(
-    parts: tuple[MessagePart, ...], constants: tuple[tuple[str, str], ...]
+    parts: tuple[MessagePart, ...],
+    constants: tuple[tuple[str, str], ...],
+    call_args: tuple[tuple[str | None, str], ...] = (),
 ) -> tuple[MessagePart, ...]:
-    """A __str__'s class constants (`self.code`) as the class raised has them."""
-    if not any(p.expr and p.expr.startswith(CLASS_CONSTANT) for p in parts):
+    """A __str__'s class constants (`self.code`) as the class raised has them, and an
+    __init__'s `self.fmt.format(**kwargs)` with the call's keyword arguments in."""
+    if not any(
+        p.expr and (p.expr.startswith(CLASS_CONSTANT) or p.expr.startswith(FORMAT_CONSTANT))
+        for p in parts
+    ):
         return parts
     values = dict(constants)
-    out = []
+    out: list[MessagePart] = []
     for part in parts:
+        if part.expr is not None and part.expr.startswith(FORMAT_CONSTANT):
+            out.extend(_formatted(values.get(part.expr[len(FORMAT_CONSTANT) :]), call_args))
+            continue
         if part.expr is None or not part.expr.startswith(CLASS_CONSTANT):
             out.append(part)
             continue
@@ -274,9 +305,40 @@ def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] 
         name = field.split(".", 1)[0].split("[", 1)[0]
         if not name.isidentifier():
             return None
+        if field == name and name in fills and not conversion and not spec:
+            spliced = _string_argument(fills[name])  # message=f"bad {x}": read in place
+            if spliced is not None:
+                out.extend(spliced)
+                continue
         expr = fills.get(name, name) + field[len(name) :]
         out.append(inline(MessagePart(expr=expr, conversion=conversion, format_spec=spec or None)))
     return tuple(merge(out))
+
+
+def _message_argument(site: Site) -> str | None:
+    """The source of the argument a site read its message from: the message keyword
+    where it read one, else the only positional argument (None where unsure)."""
+    if site.message_source == "keyword":
+        return next((text for key, text in site.call_args if key in _MESSAGE_KEYWORDS), None)
+    positional = [text for key, text in site.call_args if key is None]
+    return positional[0] if len(positional) == 1 else None
+
+
+def _formatted(
+    value: str | None, call_args: tuple[tuple[str | None, str], ...]
+) -> tuple[MessagePart, ...]:
+    """A class's format string (the repr of a str constant) with a call's keyword
+    arguments in its fields; a part not read where it is no such string, or the call
+    gives positional arguments (which `**kwargs` does not take)."""
+    unknown = (MessagePart(expr=UNKNOWN_STR),)
+    try:  # the repr summary.py wrote of a class constant
+        text = ast.literal_eval(value) if value is not None else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return unknown
+    if not isinstance(text, str) or any(k is None for k, _ in call_args):
+        return unknown
+    made = _format_fields(text, {k: v for k, v in call_args if k is not None})
+    return made if made is not None else unknown
 
 
 def _made_of(
@@ -287,7 +349,7 @@ def _made_of(
     if init is not None:
         defaults = dict(init.init_defaults)
         composed = _bound(args, init.init_params, init.init_parts, defaults=defaults)
-        return _with_constants(composed, info.constants) if composed is not None else None
+        return _with_constants(composed, info.constants, args) if composed is not None else None
     positional = [text for keyword, text in args if keyword is None]
     if info.qualname is None:
         return None

@@ -438,6 +438,39 @@ def _or_default(
 _MAX_CONSTANTS = 64
 _MAX_CONSTANT_CHARS = 500
 CLASS_CONSTANT = "__class_constant__."  # a __str__'s self.X of a class constant, by name
+# __init__'s `self.X.format(**kwargs)`: the class constant X of the class raised, its
+# fields filled with the call's keyword arguments
+FORMAT_CONSTANT = "__class_constant_formatted__."
+
+
+def _formatted_constant(
+    argument: ast.expr, init: ast.FunctionDef, lookup: _InitLookup
+) -> str | None:
+    """X where the message __init__ passes on is `self.X.format(**kwargs)`, kwargs its
+    own `**` parameter (itself, or a local assigned it once before)."""
+    node = argument
+    if isinstance(node, ast.Name):
+        chains = lookup.local(node.id)
+        if not chains or len(chains) != 1 or len(chains[0]) != 1:
+            return None
+        node = chains[0][0]
+    kwargs = init.args.kwarg.arg if init.args.kwarg is not None else None
+    if (
+        kwargs is not None
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Attribute)
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id == "self"
+        and not node.args
+        and len(node.keywords) == 1
+        and node.keywords[0].arg is None
+        and isinstance(node.keywords[0].value, ast.Name)
+        and node.keywords[0].value.id == kwargs
+    ):
+        return node.func.value.attr
+    return None
 
 
 def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ...]:
@@ -544,10 +577,21 @@ def _init_template(
             by_keyword = True
             continue
         argument = passed[0]
+        # case: self.message = message; super().__init__(self.message)
+        if (
+            isinstance(argument, ast.Attribute)
+            and isinstance(argument.value, ast.Name)
+            and argument.value.id == "self"
+        ):
+            held = _attributes(init, set(params)).get(argument.attr)
+            argument = ast.Name(id=held, ctx=ast.Load()) if held is not None else argument
         # case: super().__init__(message), the parameter itself
         if isinstance(argument, ast.Name) and argument.id in params:
             return tuple(params), (MessagePart(expr=argument.id),)
         lookup = _InitLookup(init.body, stmt)
+        constant = _formatted_constant(argument, init, lookup)
+        if constant is not None:  # case: msg = self.fmt.format(**kwargs) (botocore's)
+            return tuple(params), (MessagePart(expr=FORMAT_CONSTANT + constant),)
         found = message.template(argument, src, lookup)
         if found is not None:
             return tuple(params), found.parts

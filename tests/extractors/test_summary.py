@@ -479,3 +479,49 @@ def test_a_str_of_the_message_and_subclasses_passing_it_on() -> None:
     # the base's: the base's default is not what the call leaves out
     assert found[29][0] is None
     assert found[32][0] == "gone"
+
+
+def test_an_init_errscan_cannot_read_leaves_the_call_argument_unread() -> None:
+    found = _messages(
+        """
+        class Unread(Exception):
+            def __init__(self, msg, **details):
+                super().__init__(" / ".join([msg, *map(str, details.values())]).upper())
+
+        class Below(Unread):
+            pass
+
+        def a():
+            raise Unread(msg="low", code=3)
+
+        def b():
+            raise Below("low")
+        """
+    )
+    assert found[10][0] is None and found[13][0] is None  # neither says "low"
+
+
+def test_a_class_passing_its_argument_on_keeps_what_the_site_read_of_it() -> None:
+    found = _messages(
+        """
+        NOT_IN_NODE = "only works in a browser"
+
+        class RequestError(Exception):
+            def __init__(self, message=None, *, request=None):
+                self.request = request
+                self.message = message
+                super().__init__(self.message)
+
+        class Pooled(Exception):
+            def __init__(self, pool, message):
+                super().__init__(pool)
+
+        def a(r):
+            raise RequestError(message=NOT_IN_NODE, request=r)
+
+        def b(p):
+            raise Pooled(p, NOT_IN_NODE)
+        """
+    )
+    assert found[15][0] == "only works in a browser"
+    assert found[18][0] == "{p}"  # the pool is the text: not what the site read
