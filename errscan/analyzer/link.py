@@ -477,8 +477,12 @@ def _bound(
         return None
     bound: dict[str, str] = {}
     positional = [text for keyword, text in call_args if keyword is None]
-    if len(positional) > len(params):
+    readable = not any(part.expr == UNKNOWN_STR for part in parts)
+    if len(positional) > len(params) and (params or not readable):
         return None  # *args and the like: the call does not fit what we read of __init__
+    # (no parameters: a __str__ read of a class with no __init__, which takes any
+    # arguments; one not read falls back on what the site reads, as SQLAlchemy's
+    # _sql_message() gives the message it was given)
     bound.update(zip(params, positional, strict=False))
     bound.update((keyword, text) for keyword, text in call_args if keyword is not None)
     out: list[MessagePart] = []
