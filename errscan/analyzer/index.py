@@ -153,6 +153,8 @@ class ExceptionInfo:
     args_str: bool = False
     # the class constants the class raised has, its own and inherited: (name, repr)
     constants: tuple[tuple[str, str], ...] = ()
+    # attributes an __init__ of the class's line sets from what its caller passes
+    caller_set: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -552,9 +554,10 @@ class Index:
             and stop is not None and stop.startswith("builtins.")
             and stop.removeprefix("builtins.") in _PLAIN_STR
         )  # fmt: skip
+        caller_set = frozenset(name for cls in order for name in cls.caller_set)
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
-            init is None and unread, args_str, found,
+            init is None and unread, args_str, found, caller_set,
         )  # fmt: skip
 
     def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:

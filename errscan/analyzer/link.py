@@ -87,6 +87,8 @@ def link(
         )
         if passed_on:
             composed = site.message_parts
+        if composed is None and init is not None and _str_may_read_more(init, info, site):
+            composed = (MessagePart(expr=UNKNOWN_STR),)
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
             composed = _with_constants(composed, info.constants, site.call_args)
@@ -313,6 +315,26 @@ def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] 
         expr = fills.get(name, name) + field[len(name) :]
         out.append(inline(MessagePart(expr=expr, conversion=conversion, format_spec=spec or None)))
     return tuple(merge(out))
+
+
+def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool:
+    """Where a __str__ errscan cannot read falls back on the site's argument (as
+    SQLAlchemy's shows the message given): whether what else it may read is set, so that
+    the argument is not all of the text. That is an attribute an __init__ of the class's
+    line sets from its caller, given by the call's keyword (`code="isce"`) or a true
+    class constant of the class raised (`code = "xd2s"`): SQLAlchemy then adds
+    "(Background on this error at: ...)"."""
+    if not init.from_str or not any(part.expr == UNKNOWN_STR for part in init.init_parts):
+        return False
+    given = {keyword for keyword, _ in site.call_args if keyword is not None}
+    if given & info.caller_set:
+        return True
+    constants = dict(info.constants)
+    return any(
+        literal_value(constants[name]) not in ((True, None), (True, False), (True, ""))
+        for name in info.caller_set
+        if name in constants
+    )
 
 
 def _message_argument(site: Site) -> str | None:

@@ -525,3 +525,40 @@ def test_a_class_passing_its_argument_on_keeps_what_the_site_read_of_it() -> Non
     )
     assert found[15][0] == "only works in a browser"
     assert found[18][0] == "{p}"  # the pool is the text: not what the site read
+
+
+def test_a_str_not_read_is_no_fallback_where_what_else_it_reads_is_set() -> None:
+    # SQLAlchemy's: str() is the message, plus "(Background on this error at: ...)"
+    # where a code is set, by keyword or by a class constant
+    found = _messages(
+        """
+        class HasDescriptionCode:
+            code = None
+            def __init__(self, *arg, **kw):
+                code = kw.pop("code", None)
+                if code is not None:
+                    self.code = code
+                super().__init__(*arg, **kw)
+
+        class SQLAlchemyError(HasDescriptionCode, Exception):
+            def __str__(self):
+                return self._sql_message()
+
+        class InvalidRequestError(SQLAlchemyError):
+            pass
+
+        class MissingGreenlet(InvalidRequestError):
+            code = "xd2s"
+
+        def a():
+            raise MissingGreenlet("greenlet_spawn has not been called")
+
+        def b():
+            raise InvalidRequestError("provisioning", code="isce")
+
+        def c():
+            raise InvalidRequestError("plain")
+        """
+    )
+    assert found[21][0] is None and found[24][0] is None
+    assert found[27][0] == "plain"  # no code: the message given, as it was
