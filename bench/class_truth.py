@@ -4,8 +4,9 @@
 
 For each package (a PyPI wheel, committed into a throwaway repository), errscan scans
 it; then, for every record that raises a class of a module (not a builtin) through a
-call whose arguments are all literals (`raise PoolError(None, "Pool is closed.")`),
-this script imports the class, builds the exception from those arguments in a child
+call of the class itself whose arguments are all literals (`raise PoolError(None,
+"Pool is closed.")`; a factory's call is left out), this script imports the class,
+builds the exception from those arguments in a child
 process and checks that str() fullmatches one of the record's templates. It runs the
 package's code (its classes' __init__ and __str__), never errscan: a check of reading
 classes, beside bench/runtime_truth.py's test suites. Prints, per package, the
@@ -46,6 +47,10 @@ for line in sys.stdin:
                  and n.lineno == record["line"] and isinstance(n.exc, ast.Call)), None)
     if call is None or any(isinstance(a, ast.Starred) for a in call.args):
         continue
+    func = call.func
+    callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if callee != record["exception_qualname"].rpartition(".")[2]:
+        continue  # a factory's call (make_error(...)): its arguments are not the class's
     try:
         args = [ast.literal_eval(a) for a in call.args]
         kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}

@@ -303,10 +303,18 @@ class Scan:
         opts = self._opts
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
-        modules = index_stage.ModuleTable(entries)
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
+        portions = index_stage.namespaces(
+            index_stage.namespace_candidates(entries),
+            lambda folder: (p for p in entries.paths() if p.startswith(f"{folder}/")),
+            lambda path: repair.summary(path).imports,
+        )
+        modules = index_stage.ModuleTable(entries, portions)
         index = index_stage.Index(modules, repair.summary, kept.defined)
-        plan = kept.plan(lambda path, text: index.defines(path, *state.names_of(text)))
+        plan = kept.plan(
+            lambda path, text: index.defines(path, *state.names_of(text)),
+            anew=kept.namespaces_changed(portions),  # then module names may have changed
+        )
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
         todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())

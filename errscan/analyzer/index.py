@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -84,13 +85,64 @@ class HeldModules:
         return self._files.get(module)
 
 
+def namespace_candidates(listing: Listing) -> list[tuple[str, list[str]]]:
+    """Folders without an __init__.py that hold a package (`google/` of
+    `google/auth/__init__.py`), each with its packages' names: PEP 420 namespace
+    portions where the code imports them so (see namespaces)."""
+    found: dict[str, set[str]] = {}
+    for (path,) in listing.db.execute(
+        "SELECT path FROM file WHERE path LIKE '%/__init__.py' OR path LIKE '%/__init__.pyi'"
+    ):
+        package = str(path).rsplit("/", 1)[0]
+        parent, _, name = package.rpartition("/")
+        if parent and name.isidentifier() and parent.rsplit("/", 1)[-1].isidentifier():
+            found.setdefault(parent, set()).add(name)
+    return [
+        (folder, sorted(names))
+        for folder, names in sorted(found.items())
+        if not listing.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM file WHERE path IN (?, ?))",
+            (f"{folder}/__init__.py", f"{folder}/__init__.pyi"),
+        ).fetchone()[0]
+    ]
+
+
+def namespaces(
+    candidates: Sequence[tuple[str, list[str]]],
+    files_under: Callable[[str], Iterable[str]],
+    imports_of: Callable[[str], Iterable[Import]],
+    most: int = 32,
+) -> list[str]:
+    """The candidate folders the scan's code imports as namespace portions: a file
+    below one (of the first `most`) imports `NAME.PACKAGE...` absolutely, NAME the
+    folder's name and PACKAGE one of its packages (`from google.auth import x`)."""
+    found = []
+    for folder, packages in candidates:
+        name = folder.rsplit("/", 1)[-1]
+        prefixes = tuple(f"{name}.{package}" for package in packages)
+        for path in itertools.islice(files_under(folder), most):
+            if any(
+                imported.level == 0
+                and (imported.module == prefix or imported.module.startswith(prefix + ".")
+                     or f"{imported.module}.{imported.name}" == prefix)
+                for imported in imports_of(path)
+                for prefix in prefixes
+            ):  # fmt: skip
+                found.append(folder)
+                break
+    return found
+
+
 class ModuleTable:
     """The modules of a scan's files, in a table of its listing's database: memory
     holds none of them, however many files the scan has."""
 
-    def __init__(self, listing: Listing) -> None:
+    def __init__(self, listing: Listing, namespaces: Collection[str] = ()) -> None:
+        """`namespaces`: folders without an __init__.py that are portions of a PEP 420
+        namespace package (`google/` of `google/auth/`): part of their modules' names."""
         self._db = db = listing.db
-        self._packages: dict[str, bool] = {}
+        self._namespaces = frozenset(namespaces)
+        self._packages: dict[str, bool] = dict.fromkeys(self._namespaces, True)
         db.execute(
             "CREATE TABLE module (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
             "stub INTEGER NOT NULL) WITHOUT ROWID"
@@ -110,7 +162,9 @@ class ModuleTable:
         memo = self._packages
         if folder not in memo:
             if len(memo) >= 256:  # paths come sorted: a folder's files come together
+                kept = {name: True for name in self._namespaces}
                 memo.clear()
+                memo.update(kept)
             memo[folder] = (
                 self._db.execute(
                     "SELECT EXISTS (SELECT 1 FROM file WHERE path IN (?, ?))",

@@ -149,10 +149,11 @@ class State:
         self.db.executemany("INSERT OR REPLACE INTO now VALUES (?, ?, ?, 0)", self._staged)
         self._staged.clear()
 
-    def plan(self, defines: Callable[[str, str], set[str]]) -> Plan:
+    def plan(self, defines: Callable[[str, str], set[str]], anew: bool = False) -> Plan:
         """The files staged (every file of this scan) against the kept scan; `defines`:
         the names such a text defines for a path. Brings the table of defined names
-        (`defined`) up to date."""
+        (`defined`) up to date. `anew`: module names may have changed even where no
+        path did (namespace packages, read from the code): every file is linked anew."""
         self._write_staged()
         db = self.db
         changed = db.execute(
@@ -167,7 +168,7 @@ class State:
             "WHERE f.sha != n.sha AND f.names != n.names"
         ):
             renamed |= defines(path, old) ^ defines(path, new)
-        relink_all = self.fresh or bool(removed) or bool(db.execute(added).fetchone()[0])
+        relink_all = anew or self.fresh or bool(removed) or bool(db.execute(added).fetchone()[0])
         if relink_all:  # module names may have changed: every file's names anew
             db.execute("DELETE FROM defn")
             rows = db.execute("SELECT path, names FROM now ORDER BY path")
@@ -249,6 +250,14 @@ class State:
         )
         self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
         self.db.executemany("INSERT INTO dep VALUES (?, ?)", ((entry.path, d) for d in deps))
+
+    def namespaces_changed(self, portions: Sequence[str]) -> bool:
+        """Whether the folders read as namespace packages differ from the kept scan's
+        (then module names may differ where no path did); records these for the next."""
+        found = self.db.execute("SELECT value FROM meta WHERE key = 'namespaces'").fetchone()
+        now = json.dumps(sorted(portions))
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('namespaces', ?)", (now,))
+        return (found[0] if found is not None else "[]") != now
 
     def finish(self, commit: str) -> None:
         """Make this scan the kept one."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer.files import Listing
 from errscan.analyzer.index import HeldModules, Index, ModuleTable, _is_package_init
+from errscan.models import Import
 
 _PATHS = st.lists(
     st.sampled_from(["a", "b", "src", "__init__", "m", "n"]), min_size=1, max_size=4
@@ -148,3 +151,66 @@ def test_the_resolution_order_is_pythons(bases_of: list[list[int]]) -> None:
         assert found is not None
         lines[f"K{i}"] = [f"K{i}", *found]
         assert lines[f"K{i}"] == [c.__name__ for c in made[f"K{i}"].__mro__[:-1]]
+
+
+_AUTH_ERRORS = """
+class GoogleAuthError(Exception):
+    pass
+
+
+class ReauthFailError(GoogleAuthError):
+    def __init__(self, message=None):
+        super().__init__("Reauthentication failed. {0}".format(message))
+"""
+_REAUTH = """
+from google.auth import exceptions
+
+
+def refresh(token):
+    if token is None:
+        raise exceptions.ReauthFailError("Failed to obtain rapt token.")
+"""
+
+
+def test_a_folder_the_code_imports_as_a_namespace_package_names_its_modules(
+    tmp_path: Path,
+) -> None:
+    from tests.support import commit_all, git, write
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for path, text in {
+        "src/google/auth/__init__.py": "",
+        "src/google/auth/exceptions.py": _AUTH_ERRORS,
+        "src/google/oauth2/__init__.py": "",
+        "src/google/oauth2/reauth.py": _REAUTH,
+    }.items():
+        write(repo, path, text)
+    commit_all(repo, "namespace")
+    kept = errscan.extract(str(repo)).records
+    (record,) = [r for r in kept if r.file.endswith("reauth.py")]
+    assert record.exception_qualname == "google.auth.exceptions.ReauthFailError"
+    assert record.message == "Reauthentication failed. Failed to obtain rapt token."
+    # no code imports google.* any more: a rescan (kept state) is the fresh scan
+    write(repo, "src/google/oauth2/reauth.py", _REAUTH.replace("from google.auth", "from auth"))
+    commit_all(repo, "no namespace")
+    again = errscan.extract(str(repo)).records
+    fresh = errscan.extract(str(repo), use_cache=False).records
+    assert again == fresh
+    (record,) = [r for r in again if r.file.endswith("reauth.py")]
+    assert record.exception_qualname == "auth.exceptions.ReauthFailError"
+
+
+def test_namespace_candidates_are_folders_without_init_holding_a_package() -> None:
+    from errscan.analyzer.index import namespace_candidates, namespaces
+
+    paths = ["google/auth/__init__.py", "google/auth/x.py", "google/cloud/__init__.py",
+             "pkg/__init__.py", "pkg/sub/__init__.py", "src/a-b/c/__init__.py"]  # fmt: skip
+    listing = Listing((path, f"{i:040x}", 1) for i, path in enumerate(paths))
+    found = namespace_candidates(listing)
+    assert found == [("google", ["auth", "cloud"])]  # pkg has an __init__.py; a-b is no name
+    imports = {"google/auth/x.py": [Import("c", 0, "google.cloud", "c")]}
+    under = lambda folder: [p for p in paths if p.startswith(f"{folder}/")]  # noqa: E731
+    assert namespaces(found, under, lambda path: imports.get(path, [])) == ["google"]
+    assert namespaces(found, under, lambda path: []) == []
