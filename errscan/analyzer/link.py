@@ -320,12 +320,14 @@ def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] 
 def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool:
     """Where a __str__ errscan cannot read falls back on the site's argument (as
     SQLAlchemy's shows the message given): whether what else it may read is set, so that
-    the argument is not all of the text. That is an attribute an __init__ of the class's
-    line sets from its caller, given by the call's keyword (`code="isce"`) or a true
-    class constant of the class raised (`code = "xd2s"`): SQLAlchemy then adds
-    "(Background on this error at: ...)"."""
+    the argument is not all of the text. That is a second positional argument, or an
+    attribute an __init__ of the class's line sets from its caller, given by the call's
+    keyword (`code="isce"`) or a true class constant of the class raised (`code =
+    "xd2s"`): SQLAlchemy then adds "(Background on this error at: ...)"."""
     if not init.from_str or not any(part.expr == UNKNOWN_STR for part in init.init_parts):
         return False
+    if sum(1 for keyword, _ in site.call_args if keyword is None) > 1:
+        return True  # several arguments: the first is not all of the text (pip's "--user")
     given = {keyword for keyword, _ in site.call_args if keyword is not None}
     if given & info.caller_set:
         return True

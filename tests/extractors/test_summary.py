@@ -562,3 +562,18 @@ def test_a_str_not_read_is_no_fallback_where_what_else_it_reads_is_set() -> None
     )
     assert found[21][0] is None and found[24][0] is None
     assert found[27][0] == "plain"  # no code: the message given, as it was
+
+
+def test_a_str_not_read_is_no_fallback_for_a_call_of_several_arguments() -> None:
+    found = _messages(
+        """
+        class InvalidSchemeCombination(Exception):
+            def __str__(self):
+                before = ", ".join(str(a) for a in self.args[:-1])
+                return f"Cannot set {before} and {self.args[-1]} together"
+
+        def a():
+            raise InvalidSchemeCombination("--user", "--prefix")
+        """
+    )
+    assert found[8][0] is None  # pip's: not "--user"
