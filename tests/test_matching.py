@@ -77,7 +77,7 @@ TYPED = """
 class AppError(Exception):
     pass
 
-class NotThere(AppError, KeyError):
+class NotThere(AppError, LookupError):  # LookupError: str() is the message as given
     pass
 
 def a(x):

@@ -209,6 +209,9 @@ class ExceptionInfo:
     constants: tuple[tuple[str, str], ...] = ()
     # attributes an __init__ of the class's line sets from what its caller passes
     caller_set: frozenset[str] = frozenset()
+    # the builtin whose __init__ and __str__ the class keeps (none of its line defines
+    # either), as `KeyError`: its str() rules are the class's
+    builtin_base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -609,9 +612,15 @@ class Index:
             and stop.removeprefix("builtins.") in _PLAIN_STR
         )  # fmt: skip
         caller_set = frozenset(name for cls in order for name in cls.caller_set)
+        builtin_base = (
+            stop.removeprefix("builtins.")
+            if init is None and plain is None and not unread and str_of is None
+            and stop is not None and stop.startswith("builtins.")
+            else None
+        )  # fmt: skip
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
-            init is None and unread, args_str, found, caller_set,
+            init is None and unread, args_str, found, caller_set, builtin_base,
         )  # fmt: skip
 
     def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:

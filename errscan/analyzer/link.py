@@ -118,6 +118,17 @@ def link(
         elif composed is None and info.args_str:
             composed = _args_str(site)
             source = site.message_source
+        elif (
+            composed is None
+            and info.builtin_base
+            and not (info.qualname or "").startswith("builtins.")
+        ):
+            # a subclass keeping a builtin's __init__ and __str__: KeyError's quotes,
+            # SyntaxError's place, OSError's numbers
+            composed = _special_str(site, f"builtins.{info.builtin_base}") or _builtin_str(
+                site, info.builtin_base
+            )
+            source = site.message_source
         elif composed is None and info.init_unread and site.kind == "raise":
             # an __init__ errscan cannot read makes the text: not the call's argument
             composed, source = (MessagePart(expr=UNKNOWN_STR),), site.message_source

@@ -577,3 +577,19 @@ def test_a_str_not_read_is_no_fallback_for_a_call_of_several_arguments() -> None
         """
     )
     assert found[8][0] is None  # pip's: not "--user"
+
+
+def test_a_builtin_base_second_in_line_still_decides_str() -> None:
+    found = _messages(
+        """
+        class AppError(Exception):
+            pass
+
+        class NotThere(AppError, KeyError):
+            pass
+
+        def e(key):
+            raise NotThere(f"bad value {key}")
+        """
+    )
+    assert found[9][0] == "'bad value {key}'"  # KeyError's quotes, as Python prints it
