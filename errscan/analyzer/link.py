@@ -19,6 +19,8 @@ from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge
 from errscan.extractors.source import Source
 from errscan.extractors.summary import (
     CLASS_CONSTANT,
+    CLASS_NAME,
+    FIRST_ARGUMENT,
     FORMAT_CONSTANT,
     OR_CONSTANT,
     OR_DEFAULT,
@@ -91,11 +93,14 @@ def link(
             composed = (MessagePart(expr=UNKNOWN_STR),)
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
-            composed = _with_constants(composed, info.constants, site.call_args)
+            composed = _with_class_name(
+                _with_constants(composed, info.constants, site.call_args), info.qualname
+            )
             for parts in init.init_candidates:
                 found = _composed(site, init, parts)
-                if found is not None:
-                    others.append(_with_constants(found, info.constants, site.call_args))
+                if found is not None and not any(p.expr == FIRST_ARGUMENT for p in found):
+                    found = _with_constants(found, info.constants, site.call_args)
+                    others.append(_with_class_name(found, info.qualname))
         fields = {
             **site.__dict__,
             "exception_qualname": info.qualname,
@@ -326,6 +331,18 @@ def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] 
         expr = fills.get(name, name) + field[len(name) :]
         out.append(inline(MessagePart(expr=expr, conversion=conversion, format_spec=spec or None)))
     return tuple(merge(out))
+
+
+def _with_class_name(
+    parts: tuple[MessagePart, ...], qualname: str | None
+) -> tuple[MessagePart, ...]:
+    """A __str__'s `self.__class__.__name__` as the name of the class raised."""
+    if not any(part.expr == CLASS_NAME for part in parts):
+        return parts
+    name = qualname.rsplit(".", 1)[-1] if qualname else None
+    named = [MessagePart(text=name) if part.expr == CLASS_NAME and name else part
+             for part in parts]  # fmt: skip
+    return tuple(merge(named))
 
 
 def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool:

@@ -12,6 +12,7 @@ def make_error(msg): return ConfigError(msg)   ->  ("make_error", "ConfigError")
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -627,21 +628,26 @@ def _str_template(
     if init is not None:
         params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
         params += [arg.arg for arg in init.args.kwonlyargs]
+    elif _builtin_bases(cls) and _reads_first_argument(method):
+        params = [FIRST_ARGUMENT]  # no __init__: str(args[0]) is the call's first argument
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     attributes = _attributes(init, set(params)) if init else {}
     passed = _passed_to_super(init, set(params)) if init else None
+    if params == [FIRST_ARGUMENT]:
+        passed = FIRST_ARGUMENT
     if passed is not None:  # super().__init__(message): args[0], and the usual property
         for name in ("args[0]", "message", "msg"):
             attributes.setdefault(name, passed)
     guarded = _set_unless_none(init, attributes) if init else set()
-    mapped = _Self(attributes, qualname, constants, guarded)
+    # super().__str__() is the argument's text only where it is BaseException's
+    mapped = _Self(attributes, qualname, constants, guarded, super_str=_builtin_bases(cls))
     found: list[tuple[MessagePart, ...]] = []
     for value in returns:
         assert value is not None
         value = _uncast(mapped.visit(copy.deepcopy(value)))
-        if isinstance(value, ast.Name) and value.id in params:
+        if isinstance(value, ast.Name) and (value.id in params or value.id == CLASS_NAME):
             found.append((MessagePart(expr=value.id),))  # `return self.message`
             continue
         template = message.template(value, src, _InitLookup([], method))
@@ -660,6 +666,55 @@ def _str_template(
 
 
 UNKNOWN_STR = "str(self)"  # the text a __str__ adds, which cannot be read
+# what a __str__ of a class without __init__ reads of its first argument (`self.args[0]`,
+# `super().__str__()`), a parameter of its own; and the name of the class raised
+# (`self.__class__.__name__`), read when linking
+FIRST_ARGUMENT = "__first_argument__"
+CLASS_NAME = "__class_name__"
+
+
+def _builtin_bases(cls: ast.ClassDef) -> bool:
+    """Whether every base of the class is a builtin exception (`Exception`): then
+    super().__str__() is BaseException's str() of the arguments."""
+    return bool(cls.bases) and all(
+        isinstance(base, ast.Name)
+        and isinstance(getattr(builtins, base.id, None), type)
+        and issubclass(getattr(builtins, base.id), BaseException)
+        for base in cls.bases
+    )
+
+
+def _reads_first_argument(method: ast.FunctionDef) -> bool:
+    return any(
+        (isinstance(node, ast.Subscript) and _is_self_args(node.value)
+         and isinstance(node.slice, ast.Constant) and node.slice.value == 0)
+        or _is_super_str(node)
+        for node in ast.walk(method)
+    )  # fmt: skip
+
+
+def _is_self_args(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "args"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _is_super_str(node: ast.AST) -> bool:
+    """`super().__str__()`: BaseException's str() of the arguments."""
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__str__"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    )
+
+
 # `if description is not None: self.description = description` over a class constant:
 # the argument where the call passes one, else the constant of the class raised
 OR_CONSTANT = "__argument_or_class_constant__."
@@ -671,6 +726,8 @@ def _readable(parts: tuple[MessagePart, ...], params: Sequence[str]) -> bool:
     text and a separator (`f"{self.message}\n    {self.source}"`, the message the call
     gives), and no part that reads the instance but as a plain attribute (`self.name`, a
     property, is a placeholder like any other)."""
+    if all(part.expr == CLASS_NAME for part in parts):
+        return True  # `return self.__class__.__name__`
     if not any(part.text and part.text.strip() for part in parts) and not (
         any(part.text for part in parts) and any(part.expr in params for part in parts)
     ):
@@ -855,11 +912,13 @@ class _Self(ast.NodeTransformer):
         cls: str,
         constants: bindings.Constants,
         guarded: Collection[str] = (),
+        super_str: bool = False,
     ) -> None:
         self.attributes = attributes
         self.cls = cls
         self.constants = constants
         self.guarded = guarded
+        self.super_str = super_str
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if (isinstance(node.value, ast.Attribute) and node.value.attr == "args"
@@ -870,7 +929,22 @@ class _Self(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        if self.super_str and _is_super_str(node) and "args[0]" in self.attributes:
+            return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
+        self.generic_visit(node)
+        return node
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        # case: self.__class__.__name__, type(self).__name__
+        if node.attr == "__name__" and (
+            (isinstance(node.value, ast.Attribute) and node.value.attr == "__class__"
+             and isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
+            or (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "type" and len(node.value.args) == 1
+                and isinstance(node.value.args[0], ast.Name) and node.value.args[0].id == "self")
+        ):  # fmt: skip
+            return ast.Name(id=CLASS_NAME, ctx=ast.Load())
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             param = self.attributes.get(node.attr)
             value = self.constants.attribute(self.cls, node.attr)
