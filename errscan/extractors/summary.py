@@ -482,6 +482,13 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
     found = []
     entries = []
     for name, value in sorted(assigned.items()):
+        if (  # case: errno = -1, a signed number
+            isinstance(value, ast.UnaryOp)
+            and isinstance(value.op, ast.USub | ast.UAdd)
+            and isinstance(value.operand, ast.Constant)
+            and type(value.operand.value) in (int, float)
+        ):
+            value = ast.Constant(ast.literal_eval(value))
         if isinstance(value, ast.Constant) and isinstance(
             value.value, str | int | float | bool | type(None)
         ):

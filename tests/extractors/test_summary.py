@@ -593,3 +593,22 @@ def test_a_builtin_base_second_in_line_still_decides_str() -> None:
         """
     )
     assert found[9][0] == "'bad value {key}'"  # KeyError's quotes, as Python prints it
+
+
+def test_a_signed_number_class_constant_is_the_class_raised_own() -> None:
+    found = _messages(
+        """
+        class BrokerResponseError(Exception):
+            errno = None
+
+            def __str__(self):
+                return "[Error {0}] {1}".format(self.errno, self.args[0])
+
+        class UnknownError(BrokerResponseError):
+            errno = -1
+
+        def f():
+            raise UnknownError("Future not done")
+        """
+    )
+    assert found[12][0] == "[Error -1] Future not done"  # kafka-python's, not the base's None
