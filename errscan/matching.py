@@ -26,7 +26,7 @@ from typing import Any
 from errscan.analyzer.index import BUILTIN_EXCEPTIONS
 from errscan.extractors.message import PLACEHOLDER
 from errscan.models import ErrorRecord
-from errscan.tempname import mkstemp
+from errscan.tempname import write_atomically
 
 _FRAME = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S+))?', re.MULTILINE
@@ -486,14 +486,7 @@ class CompiledIndexes:
         digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
         with contextlib.suppress(OSError):
             self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = mkstemp(f".{path.stem}.", ".tmp", self.root)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(digest + body)
-                os.replace(tmp, path)
-            except OSError:
-                os.unlink(tmp)
-                raise
+            write_atomically(path, digest + body)
             self.prune(self.max_bytes)
 
     def usage(self) -> tuple[int, int]:

@@ -1,4 +1,5 @@
-"""A new file under a name no other process holds, for writing before a rename into place.
+"""A new file under a name no other process holds, for writing before a rename into place,
+and a whole file written so (write_atomically).
 
 The standard library's `tempfile.mkstemp`, without its import (shutil, random and the
 compression modules: a few milliseconds of every warm rescan, which writes its output
@@ -7,6 +8,7 @@ through here): the same O_EXCL creation, mode 0600 and retries.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -24,3 +26,18 @@ def mkstemp(prefix: str, suffix: str, directory: str | Path) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name under {directory} after {_ATTEMPTS} tries")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """`data` as the whole of `path`: written to a new file beside it, then renamed over
+    it, so that a reader sees the old bytes or the new, never a part. OSError where that
+    cannot be done, the temp file then removed."""
+    fd, tmp = mkstemp(f".{path.name}.", ".tmp", path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -100,11 +100,18 @@ def namespace_candidates(listing: Listing) -> list[tuple[str, list[str]]]:
     return [
         (folder, sorted(names))
         for folder, names in sorted(found.items())
-        if not listing.db.execute(
+        if not _holds_init(listing, folder)
+    ]
+
+
+def _holds_init(listing: Listing, folder: str) -> bool:
+    """Whether the listing has an __init__.py (or .pyi) in `folder`: a package."""
+    return bool(
+        listing.db.execute(
             "SELECT EXISTS (SELECT 1 FROM file WHERE path IN (?, ?))",
             (f"{folder}/__init__.py", f"{folder}/__init__.pyi"),
         ).fetchone()[0]
-    ]
+    )
 
 
 def namespaces(
@@ -140,9 +147,10 @@ class ModuleTable:
     def __init__(self, listing: Listing, namespaces: Collection[str] = ()) -> None:
         """`namespaces`: folders without an __init__.py that are portions of a PEP 420
         namespace package (`google/` of `google/auth/`): part of their modules' names."""
+        self._listing = listing
         self._db = db = listing.db
         self._namespaces = frozenset(namespaces)
-        self._packages: dict[str, bool] = dict.fromkeys(self._namespaces, True)
+        self._packages: dict[str, bool] = {}
         db.execute(
             "CREATE TABLE module (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
             "stub INTEGER NOT NULL) WITHOUT ROWID"
@@ -159,19 +167,13 @@ class ModuleTable:
         db.execute("CREATE INDEX module_name ON module (name, stub, path)")
 
     def _is_package(self, folder: str) -> bool:
+        if folder in self._namespaces:
+            return True
         memo = self._packages
         if folder not in memo:
             if len(memo) >= 256:  # paths come sorted: a folder's files come together
-                kept = {name: True for name in self._namespaces}
                 memo.clear()
-                memo.update(kept)
-            memo[folder] = (
-                self._db.execute(
-                    "SELECT EXISTS (SELECT 1 FROM file WHERE path IN (?, ?))",
-                    (f"{folder}/__init__.py", f"{folder}/__init__.pyi"),
-                ).fetchone()[0]
-                == 1
-            )
+            memo[folder] = _holds_init(self._listing, folder)
         return memo[folder]
 
     def module_of(self, path: str) -> str | None:

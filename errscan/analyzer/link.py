@@ -93,14 +93,13 @@ def link(
             composed = (MessagePart(expr=UNKNOWN_STR),)
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
-            composed = _with_class_name(
-                _with_constants(composed, info.constants, site.call_args), info.qualname
-            )
+            composed = _with_constants(composed, info.constants, site.call_args, info.qualname)
             for parts in init.init_candidates:
                 found = _composed(site, init, parts)
                 if found is not None and not any(p.expr == FIRST_ARGUMENT for p in found):
-                    found = _with_constants(found, info.constants, site.call_args)
-                    others.append(_with_class_name(found, info.qualname))
+                    others.append(
+                        _with_constants(found, info.constants, site.call_args, info.qualname)
+                    )
         fields = {
             **site.__dict__,
             "exception_qualname": info.qualname,
@@ -184,17 +183,22 @@ def _with_constants(
     parts: tuple[MessagePart, ...],
     constants: tuple[tuple[str, str], ...],
     call_args: tuple[tuple[str | None, str], ...] = (),
+    qualname: str | None = None,
 ) -> tuple[MessagePart, ...]:
-    """A __str__'s class constants (`self.code`) as the class raised has them, and an
+    """A __str__'s class constants (`self.code`) as the class raised has them, its
+    `self.__class__.__name__` as the name of the class raised (`qualname`), and an
     __init__'s `self.fmt.format(**kwargs)` with the call's keyword arguments in."""
     if not any(
-        p.expr and (p.expr.startswith(CLASS_CONSTANT) or p.expr.startswith(FORMAT_CONSTANT))
+        p.expr and (p.expr.startswith((CLASS_CONSTANT, FORMAT_CONSTANT)) or p.expr == CLASS_NAME)
         for p in parts
     ):
         return parts
     values = dict(constants)
     out: list[MessagePart] = []
     for part in parts:
+        if part.expr == CLASS_NAME and qualname:
+            out.append(MessagePart(text=qualname.rsplit(".", 1)[-1]))
+            continue
         if part.expr is not None and part.expr.startswith(FORMAT_CONSTANT):
             out.extend(_formatted(values.get(part.expr[len(FORMAT_CONSTANT) :]), call_args))
             continue
@@ -333,18 +337,6 @@ def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] 
     return tuple(merge(out))
 
 
-def _with_class_name(
-    parts: tuple[MessagePart, ...], qualname: str | None
-) -> tuple[MessagePart, ...]:
-    """A __str__'s `self.__class__.__name__` as the name of the class raised."""
-    if not any(part.expr == CLASS_NAME for part in parts):
-        return parts
-    name = qualname.rsplit(".", 1)[-1] if qualname else None
-    named = [MessagePart(text=name) if part.expr == CLASS_NAME and name else part
-             for part in parts]  # fmt: skip
-    return tuple(merge(named))
-
-
 def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool:
     """Where a __str__ errscan cannot read falls back on the site's argument (as
     SQLAlchemy's shows the message given): whether what else it may read is set, so that
@@ -460,21 +452,10 @@ def _through_inits(init: ClassInfo, bases: tuple[ClassInfo, ...]) -> ClassInfo:
         return init
     top = bases[-1]
     for cls in [*reversed(bases[:-1]), init]:
-        inherited = dict(top.init_defaults)
-        carried: dict[str, tuple[MessagePart, ...]] = {}
-        own = cls.init_params or ()
-        args = cls.super_args
-        general = _bound(args, top.init_params, top.init_parts, own, inherited, carried)
-        if general is None or not args:
+        passed = _passed_into(cls, top) if cls.super_args else None
+        if passed is None:
             return init
-        paths = [_bound(args, top.init_params, p, own, inherited, carried)
-                 for p in top.init_candidates]  # fmt: skip
-        top = dataclasses.replace(
-            cls,
-            init_parts=general,
-            init_candidates=tuple(p for p in paths if p is not None),
-            init_defaults=tuple(sorted({**carried, **dict(cls.init_defaults)}.items())),
-        )
+        top = passed
     return top
 
 
@@ -484,21 +465,33 @@ def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
     class's own parameters."""
     if base is None or init.init_params is None:
         return init
-    own = init.init_params
+    passed = _passed_into(init, base)
+    if passed is None:
+        return init
+    return dataclasses.replace(
+        passed, from_str=True, super_args=(), plain_args=False, constants=(), caller_set=()
+    )
+
+
+def _passed_into(cls: ClassInfo, base: ClassInfo) -> ClassInfo | None:
+    """`cls` with `base`'s templates (and their paths) as its own: what cls passes to
+    super().__init__ bound into them, in terms of cls's parameters; a parameter cls passes
+    on as it came takes base's default along (cls's own default comes first: it is made
+    before it is passed on). None where what cls passes does not fit base."""
+    own = cls.init_params or ()
     inherited = dict(base.init_defaults)
     carried: dict[str, tuple[MessagePart, ...]] = {}
-    general = _bound(init.super_args, base.init_params, base.init_parts, own, inherited, carried)
+    general = _bound(cls.super_args, base.init_params, base.init_parts, own, inherited, carried)
     if general is None:
-        return init
-    paths = [
-        _bound(init.super_args, base.init_params, parts, own, inherited, carried)
-        for parts in base.init_candidates
-    ]
-    # the class's own default of a parameter comes first: it is made before it is passed on
-    defaults = {**carried, **dict(init.init_defaults)}
-    return ClassInfo(init.qualname, init.bases, init.doc, init.init_params, general,
-                     tuple(p for p in paths if p is not None), True, (),
-                     init_defaults=tuple(sorted(defaults.items())))  # fmt: skip
+        return None
+    paths = [_bound(cls.super_args, base.init_params, parts, own, inherited, carried)
+             for parts in base.init_candidates]  # fmt: skip
+    return dataclasses.replace(
+        cls,
+        init_parts=general,
+        init_candidates=tuple(p for p in paths if p is not None),
+        init_defaults=tuple(sorted({**carried, **dict(cls.init_defaults)}.items())),
+    )
 
 
 def _composed(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from errscan.models import ScanStats
-from errscan.tempname import mkstemp
+from errscan.tempname import mkstemp, write_atomically
 
 _BLOCK = 1 << 20
 _WHOLE = 64 << 20  # an output up to this size is read once, whole
@@ -129,10 +129,7 @@ class _Recorder:
             counts = {"files": self.stats.files, "sites": self.stats.sites,
                       "file_errors": self.stats.file_errors, "bytes": self._bytes,
                       "sha256": self._digest.hexdigest()}  # fmt: skip
-            fd, tmp = mkstemp(f".{self.entry}.", ".tmp", self.root)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(counts, out)
-            os.replace(tmp, self.root / f"{self.entry}.json")
+            write_atomically(self.root / f"{self.entry}.json", json.dumps(counts).encode())
         except OSError:
             self.discard()
 

@@ -18,41 +18,33 @@ from pathlib import Path
 from errscan import config
 from errscan.analyzer import files
 from errscan.analyzer.gitcmd import Git
-from errscan.tempname import mkstemp
+from errscan.tempname import write_atomically
 
 MAX_KEPT = 4096  # entries of a few hundred bytes each
 
 
 def read(git: Git, commit: str, cache_root: Path | None, build: str) -> config.RepoConfig:
     """The settings of the repository at `commit` (kept under `cache_root`, if given)."""
-    where = None
-    if cache_root is not None:
-        text = json.dumps([commit, config.REPO_FILES, build])
-        where = _folder(cache_root) / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
-        with contextlib.suppress(OSError, ValueError):
-            kept = config.RepoConfig.from_json(json.loads(where.read_bytes()))
-            if kept is not None:
-                os.utime(where)  # recently used: pruned last
-                return kept
+    if cache_root is None:
+        return config.repo_config(files.root_files(git, commit, config.REPO_FILES))
+    text = json.dumps([commit, config.REPO_FILES, build])
+    where = _folder(cache_root) / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+    with contextlib.suppress(OSError, ValueError):
+        kept = config.RepoConfig.from_json(json.loads(where.read_bytes()))
+        if kept is not None:
+            os.utime(where)  # recently used: pruned last
+            return kept
     found = config.repo_config(files.root_files(git, commit, config.REPO_FILES))
-    if cache_root is not None and where is not None:
-        _write(where, found)
-        if len(_entries(cache_root)) > MAX_KEPT:
-            prune(cache_root, MAX_KEPT)
+    _write(where, found)
+    if len(_entries(cache_root)) > MAX_KEPT:
+        prune(cache_root, MAX_KEPT)
     return found
 
 
 def _write(where: Path, found: config.RepoConfig) -> None:
     with contextlib.suppress(OSError):
         where.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = mkstemp(f".{where.stem}.", ".tmp", where.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(found.to_json(), out)
-            os.replace(tmp, where)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)  # left only where the write or the rename failed
+        write_atomically(where, json.dumps(found.to_json()).encode("utf-8"))
 
 
 def _folder(cache_root: Path) -> Path:

@@ -61,7 +61,7 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
 class _Body:
     """A factory's own code, read once: its returns, its raises (of something) and its
     plain assignments by name; None for a name it binds another way too (`+=`, a loop's
-    target). Its statements are enough, unless the file has a `:=` somewhere."""
+    target, unpacking). Its statements are enough, unless the file has a `:=` somewhere."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> None:
         self.function = function
@@ -80,8 +80,12 @@ class _Body:
                         found = self.assigned.setdefault(target.id, [])
                         if found is not None and node not in found:
                             found.append(node)
-            for name in scope.rebound(node):
-                self.assigned[name] = None
+                    else:  # a, b = ...: bound another way
+                        for name in ast.walk(target):
+                            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                                self.assigned[name.id] = None
+            for bound in scope.rebound(node):
+                self.assigned[bound] = None
 
     def assignments(self, name: str) -> list[ast.Assign] | None:
         """The plain `name = ...` statements; None where the name is bound another way."""
@@ -354,16 +358,10 @@ def _param_defaults(
                 if template is not None and template.parts:
                     found[param] = template.parts
         mentioned.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
-    for param in list(found):
-        assigned = [
-            node for node in scope.own_nodes(init.body)
-            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.NamedExpr)
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            for name in ast.walk(target)
-            if isinstance(name, ast.Name) and name.id == param
-        ]  # fmt: skip
-        if len(assigned) != 1 or any(scope.rebinds(n, param) for n in scope.own_nodes(init.body)):
-            del found[param]
+    if found:  # the default's own assignment the only binding of the parameter
+        code = _Body(init, walrus=":=" in src.text)
+        found = {param: parts for param, parts in found.items()
+                 if code.assigned_once(param) is not None}  # fmt: skip
     return found
 
 
@@ -880,8 +878,8 @@ def _made_messages(init: ast.FunctionDef, call: ast.Call, src: Source) -> dict[i
         if not chains or len(chains) != 1 or len(chains[0]) != 1:
             continue
         value = chains[0][0]
-        if isinstance(value, ast.Constant | ast.JoinedStr) and not (
-            isinstance(value, ast.Constant) and not isinstance(value.value, str)
+        if isinstance(value, ast.JoinedStr) or (
+            isinstance(value, ast.Constant) and isinstance(value.value, str)
         ):
             found[id(arg)] = src.expression(value)
     return found
@@ -928,10 +926,8 @@ class _Self(ast.NodeTransformer):
         self.super_str = super_str
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        if (isinstance(node.value, ast.Attribute) and node.value.attr == "args"
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
-                and isinstance(node.slice, ast.Constant) and node.slice.value == 0
-                and "args[0]" in self.attributes):  # fmt: skip
+        if (_is_self_args(node.value) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0 and "args[0]" in self.attributes):  # fmt: skip
             return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
         self.generic_visit(node)
         return node
