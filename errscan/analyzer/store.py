@@ -8,6 +8,7 @@ store.scans("owner/name")  ->  [StoredScan(...), ...]
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 import time
@@ -19,7 +20,7 @@ from typing import Any
 from errscan.errors import StoreError
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _LOCK_WAIT = 30
 
 
@@ -75,8 +76,28 @@ def _v4(db: sqlite3.Connection) -> None:
     )
 
 
+def digest(data: str, commit: str) -> str:
+    """A stored record's digest, its commit (and so its URL's) left out: equal where the
+    record is the same in two scans, so that what changed between two scans is read
+    from an index, not from every record (the site's incremental build)."""
+    return hashlib.sha256(data.replace(commit, "").encode("utf-8", "surrogatepass")).hexdigest()[
+        :32
+    ]
+
+
+def _v5(db: sqlite3.Connection) -> None:
+    """Version 5: each record's digest (digest()), in an index with its scan and id."""
+    db.execute("ALTER TABLE records ADD COLUMN digest TEXT")
+    db.create_function("errscan_digest", 2, digest, deterministic=True)
+    db.execute(
+        "UPDATE records SET digest = errscan_digest(data, "
+        "(SELECT commit_sha FROM scans WHERE scans.id = records.scan_id))"
+    )
+    db.execute("CREATE INDEX records_digest ON records (scan_id, id, digest)")
+
+
 # MIGRATIONS[n] brings a database of version n to version n + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 
 
 @dataclass(frozen=True)
@@ -202,9 +223,9 @@ class Store:
             )  # fmt: skip
             scan_id = int(cursor.lastrowid or 0)
             self.db.executemany(
-                "INSERT INTO records (scan_id, id, exception, file, line, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                ((scan_id, *row) for row in rows),
+                "INSERT INTO records (scan_id, id, exception, file, line, data, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ((scan_id, *row, digest(row[4], head.commit)) for row in rows),
             )
             self.db.executemany(
                 "INSERT INTO file_errors (scan_id, file, reason) VALUES (?, ?, ?)",
@@ -265,17 +286,61 @@ class Store:
             stats=scan.stats,
         )
 
-    def briefs(self, scan: StoredScan) -> Iterator[tuple[Any, ...]]:
+    def briefs(
+        self, scan: StoredScan, ids: Sequence[str] | None = None
+    ) -> Iterator[tuple[Any, ...]]:
         """(id, kind, exception, message, file, line, area, function) of each record of
-        the scan, by file and line: what a list, a search or a related error shows."""
-        rows = self.db.execute(
+        the scan (of `ids` only, where given), by file and line: what a list, a search or
+        a related error shows."""
+        query = (
             "SELECT id, json_extract(data, '$.kind'), exception, json_extract(data, "
             "'$.message'), file, line, json_extract(data, '$.area'), json_extract(data, "
-            "'$.function') FROM records "
-            "WHERE scan_id = ? ORDER BY file, line, id",
+            "'$.function') FROM records WHERE scan_id = ?"
+        )
+        if ids is None:
+            yield from self.db.execute(query + " ORDER BY file, line, id", (scan.id,))
+            return
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(ids), _IN_LIMIT):
+            part = ids[start : start + _IN_LIMIT]
+            marks = ",".join("?" * len(part))
+            rows += self.db.execute(query + f" AND id IN ({marks})", (scan.id, *part))
+        rows.sort(key=lambda row: (row[4], row[5], row[0]))
+        yield from rows
+
+    def changed(self, before: StoredScan, after: StoredScan) -> list[str]:
+        """The records of `after` that `before` has not, or has otherwise (digest())."""
+        rows = self.db.execute(
+            "SELECT n.id FROM records n LEFT JOIN records o ON o.scan_id = ? AND o.id = n.id "
+            "WHERE n.scan_id = ? AND o.digest IS NOT n.digest",
+            (before.id, after.id),
+        )
+        return [row[0] for row in rows]
+
+    def gone(self, before: StoredScan, after: StoredScan) -> list[str]:
+        """The records of `before` that `after` has not."""
+        rows = self.db.execute(
+            "SELECT o.id FROM records o WHERE o.scan_id = ? AND NOT EXISTS (SELECT 1 FROM "
+            "records n WHERE n.scan_id = ? AND n.id = o.id)",
+            (before.id, after.id),
+        )
+        return [row[0] for row in rows]
+
+    def enriched(self, scan: StoredScan, since: float = -1.0) -> tuple[int, float, list[str]]:
+        """How many enrichments the scan's records have, the latest one's time, and the
+        records with one made after `since`."""
+        rows = self.db.execute(
+            "SELECT e.record_id, e.created FROM enrichments e JOIN records r ON r.id = "
+            "e.record_id AND r.scan_id = ?",
             (scan.id,),
         )
-        yield from rows
+        count, latest, after = 0, 0.0, set()
+        for record_id, created in rows:
+            count += 1
+            latest = max(latest, created)
+            if created > since:
+                after.add(record_id)
+        return count, latest, sorted(after)
 
     def rows_of(self, scan: StoredScan, ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, its related ids as JSON, the record as JSON) of these records of the
@@ -408,6 +473,7 @@ class Store:
         self.db.execute("COMMIT")
 
 
+_IN_LIMIT = 500  # ids in one `IN (...)`
 _ENRICHMENT_COLUMNS = "record_id, facts, model, prompt, answer, tokens_in, tokens_out, created"
 _SCAN_COLUMNS = "id, repo, commit_sha, commit_date, errscan_version, options, stats, scanned_at"
 

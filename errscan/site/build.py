@@ -2,17 +2,23 @@
 
     index.html                      the repositories, counts, a search box
     repos/SLUG/index.html           a repository's errors, by file and by exception
-    errors/ID/index.html            one page per error, its address from its id alone
+    errors/ID.html                  one page per error, its address from its id alone
     api/index.json, api/repos/SLUG.json, api/errors/ID.json     the JSON API
     api/templates/SLUG.json         a repository's templates, for the paste box
     search/                         the search index (errscan/site/search.py)
     static/, 404.html, sitemap.xml
 
-A repository is built one at a time from the store, so memory holds one repository's
-records. A file is written only where its bytes change (a temp file renamed into
-place), and files of an earlier build that this one no longer makes are removed (a
-manifest lists them): rebuilding after a new commit rewrites what changed, an
-unchanged store writes nothing, and a static host's sync uploads little.
+The build is incremental. What the last build made is kept beside the site
+(errscan/site/state.py): a repository whose latest scan is the one built before is not
+read at all; for one with a newer scan, the store says which records changed since
+(their digests), and only those errors' pages, the pages that list them as related, the
+repository's lists and the search shards of their words are made again. Every file is
+written only where its bytes change (a temp file renamed into place), and files of
+errors, repositories and shards that are no more are removed: a static host's sync
+uploads little, and an unchanged store writes nothing. A full build (no state, or new
+errscan code) goes the same way with every error to make, its pages in worker
+processes; memory holds one chunk of records and SQLite's page caches, whatever the
+number of errors.
 """
 
 from __future__ import annotations
@@ -26,8 +32,7 @@ import multiprocessing
 import os
 import re
 import time
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -39,11 +44,15 @@ from errscan.errors import InputError
 from errscan.models import ErrorRecord
 from errscan.site import page, search
 from errscan.site.highlight import Highlighter
-from errscan.site.render import cut, pygments_css, render
+from errscan.site.render import cut, environment, pygments_css, render
+from errscan.site.state import SEARCH, Error, RepoState, State
 from errscan.tempname import mkstemp
 
-MANIFEST = ".errscan-site.json"
+_OLD_MANIFEST = ".errscan-site.json"  # what builds before the state kept
 _STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
+_CHUNK = 64  # records a worker takes at once, whole files
+_WINDOW = 32  # chunks given to the workers at once
+_IN_PROCESS = 128  # errors to make below which no worker process is started
 
 
 @dataclass
@@ -68,35 +77,36 @@ def slug(name: str) -> str:
 
 
 class _Writer:
-    """Writes a file only where its bytes differ from what is there. A page made from
-    inputs whose digest (its key) the last build recorded, and still of the size it
-    wrote, is not even made again."""
+    """Writes a file only where its bytes differ from what is there."""
 
-    def __init__(self, root: Path, old: dict[str, str]) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.old = old  # the last build's keys, by path
-        self.made: dict[str, str] = {}  # path -> key ("" for none)
         self.written: list[str] = []
 
-    def kept(self, path: str, key: str) -> bool:
-        """Whether the page at `path` the last build made from `key` is there still."""
-        if not key or self.old.get(path) != key or not (self.root / path).is_file():
-            return False
-        self.made[path] = key
-        return True
-
-    def put(self, path: str, data: str | bytes, key: str = "") -> None:
+    def put(self, path: str, data: str | bytes) -> None:
         body = data.encode("utf-8") if isinstance(data, str) else data
-        self.made[path] = key
-        target = self.root / path
         with contextlib.suppress(OSError):
+            target = self.root / path
             if target.stat().st_size == len(body) and target.read_bytes() == body:
                 return
+        self.stream(path, [body])
+
+    def stream(self, path: str, chunks: Iterable[str | bytes]) -> None:
+        """Write the file from its parts, as they come: one part is held at a time."""
+        target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
+            made = hashlib.sha256()
+            with os.fdopen(fd, "wb", buffering=1 << 16) as out:
+                for chunk in chunks:
+                    body = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+                    made.update(body)
+                    out.write(body)
+                size = out.tell()
+            if _same(target, size, made.digest()):
+                os.unlink(tmp)
+                return
             os.chmod(tmp, 0o644)
             os.replace(tmp, target)
         except BaseException:
@@ -105,82 +115,29 @@ class _Writer:
             raise
         self.written.append(path)
 
+    def remove(self, paths: Iterable[str]) -> list[str]:
+        removed = []
+        for path in paths:
+            if ".." in path.split("/") or path.startswith("/"):
+                continue
+            with contextlib.suppress(OSError):
+                (self.root / path).unlink()
+                removed.append(path)
+        return removed
 
-def build(
-    db: Path,
-    out: Path,
-    repos: Sequence[str] = (),
-    *,
-    version: str,
-    build_id: str = "",
-    base_url: str = "",
-    jobs: int | None = None,
-) -> Report:
-    """Build the site of the latest stored scan of each repository (of `repos` only,
-    where named) into `out`, the error pages in `jobs` processes (default: the CPUs).
-    `build_id` names errscan's code (a page's key holds it: new code, new pages)."""
-    started = time.perf_counter()
-    report = Report()
-    if not db.exists():
-        raise InputError(f"no store at {db}")
-    out.mkdir(parents=True, exist_ok=True)
-    writer = _Writer(out, _manifest(out))
-    found = search.Index()
-    store = Store.open(db, create=False)
+
+def _same(target: Path, size: int, digest: bytes) -> bool:
+    """Whether the file at `target` has this size and digest."""
     try:
-        scans = store.latest_scans()
-        if repos:
-            missing = sorted(set(repos) - {scan.repo for scan in scans})
-            if missing:
-                raise InputError(f"no stored scan of {missing[0]}")
-            scans = [scan for scan in scans if scan.repo in set(repos)]
-        summaries = []
-        for scan in scans:
-            settings = _Shared(db, out, scan, version, build_id or version, writer.old)
-            summaries.append(_repository(store, settings, writer, jobs, found))
-            report.repos += 1
-            report.errors += summaries[-1]["count"]
-    finally:
-        store.close()
-    root_view = {"root": "", "version": version}
-    writer.put("index.html", render("index.html", repos=summaries, **root_view))
-    writer.put("404.html", render("404.html", root="/", version=version))
-    index = {"repos": [{k: v for k, v in s.items() if k != "href"} for s in summaries]}
-    writer.put("api/index.json", _json(index))
-    static = resources.files("errscan.site") / "static"
-    for name in _STATIC:
-        writer.put(f"static/{name}", (static / name).read_bytes())
-    writer.put("static/pygments.css", pygments_css())
-    pages = ["", *(s["href"] for s in summaries), *(page.error_path(i) for i in _ids(writer))]
-    writer.put("sitemap.xml", render("sitemap.xml", base=base_url, paths=pages))
-    found.write(writer.put)
-    report.removed = _remove_stale(out, writer.old, writer.made)
-    made = {path: key for path, key in sorted(writer.made.items()) if path != MANIFEST}
-    writer.put(MANIFEST, _json({"files": made}))
-    report.written = writer.written
-    report.files = len(writer.made)
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-def _manifest(out: Path) -> dict[str, str]:
-    """The paths the last build made, with their keys."""
-    try:
-        files = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    if not isinstance(files, dict):
-        return {}
-    return {p: k for p, k in files.items() if isinstance(p, str) and isinstance(k, str)}
-
-
-def _ids(writer: _Writer) -> Iterable[str]:
-    return sorted(p[7:-5] for p in writer.made if p.startswith("errors/") and p.endswith(".html"))
-
-
-def _json(value: object) -> str:
-    # compact: with an indent, json encodes in Python, a third of a build's time
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+        if target.stat().st_size != size:
+            return False
+        there = hashlib.sha256()
+        with target.open("rb") as held:
+            for block in iter(lambda: held.read(1 << 16), b""):
+                there.update(block)
+    except OSError:
+        return False
+    return there.digest() == digest
 
 
 class Brief(NamedTuple):
@@ -205,75 +162,332 @@ class _Shared:
     scan: StoredScan
     version: str
     build_id: str
-    old: dict[str, str]
+    href: str
 
 
-# set before the workers fork: they read it rather than have it pickled to each
-_WORK: tuple[_Shared, dict[str, Brief], str] | None = None
-_CHUNK = 64  # records a worker takes at once, whole files
+@dataclass
+class _Build:
+    """One build's running account."""
+
+    store: Store
+    state: State
+    writer: _Writer
+    jobs: int | None
+    missing: set[str] = field(default_factory=set)  # files of the state the site has not
+    removed: list[str] = field(default_factory=list)
+    shards: set[str] = field(default_factory=set)  # search shards to write again
+    full_search: bool = False
 
 
-def _repository(
-    store: Store, shared: _Shared, writer: _Writer, jobs: int | None, found: search.Index
-) -> dict[str, Any]:
-    """Write one repository's pages and JSON; its summary for the index."""
-    global _WORK
-    scan = shared.scan
-    briefs = {row[0]: Brief(*row) for row in store.briefs(scan)}
-    name = slug(scan.repo)
-    href = f"repos/{name}/"
-    for brief in briefs.values():
-        exception = page.simple_name(brief.exception)
-        fields = [brief.message or "", exception, brief.file, brief.function or "", brief.id]
-        shown = [scan.repo, exception, cut(brief.message), page.error_path(brief.id)]
-        found.add(brief.id, [*fields, scan.repo], shown)
-    kinds = Counter(page.KIND_WORDS.get(b.kind, b.kind) for b in briefs.values())
-    exceptions = Counter(page.simple_name(b.exception) for b in briefs.values())
-    summary: dict[str, Any] = {
-        "name": scan.repo, "slug": name, "href": href, "commit": scan.commit,
-        "commit_date": scan.commit_date, "count": len(briefs),
-        "kinds": sorted(kinds.items()), "exceptions": exceptions.most_common(3),
-        "all_exceptions": sorted(exceptions.items()), "api": f"api/repos/{name}.json",
-    }  # fmt: skip
-    chunks = _chunks(briefs.values())
-    _WORK = (shared, briefs, href)
+def build(
+    db: Path,
+    out: Path,
+    repos: Sequence[str] = (),
+    *,
+    version: str,
+    build_id: str = "",
+    base_url: str = "",
+    jobs: int | None = None,
+) -> Report:
+    """Build the site of the latest stored scan of each repository (of `repos` only,
+    where named) into `out`, the error pages in `jobs` processes (default: the CPUs).
+    `build_id` names errscan's code (a page's key holds it: new code, new pages)."""
+    started = time.perf_counter()
+    report = Report()
+    if not db.exists():
+        raise InputError(f"no store at {db}")
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store.open(db, create=False)
+    state = State.open(out)
     try:
-        workers = min(jobs or os.cpu_count() or 1, len(chunks))
-        if workers > 1:
+        scans = store.latest_scans()
+        if repos:
+            missing = sorted(set(repos) - {scan.repo for scan in scans})
+            if missing:
+                raise InputError(f"no stored scan of {missing[0]}")
+            scans = [scan for scan in scans if scan.repo in set(repos)]
+        run = _Build(store, state, _Writer(out), jobs)
+        run.missing = set(state.missing(out, ["errors", "api/errors"]))
+        key = _key(build_id or version, version)
+        if state.meta("build") != key:
+            state.forget_pages()
+            state.set_meta("build", key)
+            run.full_search = True
+        built = {scan.repo for scan in scans}
+        for name in state.repos():
+            if name not in built:  # no longer stored, or not named
+                run.shards |= state.drop(state.ids(name))
+                state.forget_repo(name)
+                _forget(run, name)
+        summaries = []
+        for scan in scans:
+            shared = _Shared(db, out, scan, version, build_id or version,
+                             f"repos/{slug(scan.repo)}/")  # fmt: skip
+            summaries.append(_repository(run, shared))
+            report.repos += 1
+            report.errors += summaries[-1]["count"]
+        _site(run, summaries, version, base_url)
+        report.written = run.writer.written
+        report.removed = sorted(run.removed)
+        report.files = state.count_files()
+        state.commit()
+    except BaseException:
+        state.close()
+        raise
+    finally:
+        store.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _forget(run: _Build, repo: str) -> None:
+    """Remove the files of a repository (or the site's own, or the search's) the state
+    holds, and forget them."""
+    paths = run.state.files_of(repo)
+    run.removed += run.writer.remove(paths)
+    run.state.forget_files(paths)
+
+
+def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: str) -> None:
+    """The site's own files, and the search shards that changed."""
+    writer, state = run.writer, run.state
+    made: list[tuple[str, str, str]] = []
+
+    def put(path: str, data: str | bytes | Iterable[str]) -> None:
+        if isinstance(data, (str, bytes)):
+            writer.put(path, data)
+        else:
+            writer.stream(path, data)
+        made.append((path, "", ""))
+
+    root_view = {"root": "", "version": version}
+    put("index.html", render("index.html", repos=summaries, **root_view))
+    put("404.html", render("404.html", root="/", version=version))
+    index = {"repos": [{k: v for k, v in s.items() if k != "href"} for s in summaries]}
+    put("api/index.json", _json(index))
+    static = resources.files("errscan.site") / "static"
+    for name in _STATIC:
+        put(f"static/{name}", (static / name).read_bytes())
+    put("static/pygments.css", pygments_css())
+    put("sitemap.xml", _sitemap(state, base_url, [s["href"] for s in summaries]))
+    old = set(state.files_of(""))
+    state.made(item for item in made if item[0] not in old)
+    gone = sorted(old - {path for path, _, _ in made})
+    run.removed += writer.remove(gone)
+    state.forget_files(gone)
+    if run.full_search:
+        run.shards |= state.all_shards()
+        old_shards = set(state.files_of(SEARCH)) - {"search/meta.json"}
+        run.shards |= {p.removeprefix("search/").removesuffix(".json") for p in old_shards}
+    if run.shards or run.full_search:
+        written = search.write(state, sorted(run.shards), writer)
+        known = set(state.files_of(SEARCH))
+        state.made((path, "", SEARCH) for path in sorted(written) if path not in known)
+        empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
+        run.removed += writer.remove(p for p in empty if p in known)
+        state.forget_files([p for p in empty if p in known])
+        writer.put("search/meta.json", _json_search({"errors": state.count_errors()}))
+        if "search/meta.json" not in known:
+            state.made([("search/meta.json", "", SEARCH)])
+    _old_manifest(run)
+
+
+def _old_manifest(run: _Build) -> None:
+    """The manifest a build before the state left: the files it lists that this build
+    did not make are removed, and then it is."""
+    path = run.writer.root / _OLD_MANIFEST
+    try:
+        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if isinstance(files, dict):
+        known = set(run.state.keys([p for p in files if isinstance(p, str)]))
+        run.removed += run.writer.remove(p for p in sorted(files) if p not in known)
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def _sitemap(state: State, base: str, repo_pages: list[str]) -> Iterator[str]:
+    from markupsafe import escape
+
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+    pages = itertools.chain(["", *repo_pages], (page.error_path(i) for i in state.all_ids()))
+    for part in _batched(pages):
+        yield "".join(f"<url><loc>{escape(base + path)}</loc></url>\n" for path in part)
+    yield "</urlset>\n"
+
+
+def _batched(items: Iterable[str]) -> Iterator[list[str]]:
+    held: list[str] = []
+    for item in items:
+        held.append(item)
+        if len(held) == 512:
+            yield held
+            held = []
+    if held:
+        yield held
+
+
+def _json(value: object) -> str:
+    # compact: with an indent, json encodes in Python, a third of a build's time
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _json_search(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _key(*parts: object) -> str:
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _stamp(store: Store, scan: StoredScan) -> dict[str, Any]:
+    """What, besides its records, decides a repository's pages: the scans up to this
+    one (a page's history), and how many enrichments its records have, and the latest's
+    time."""
+    scans = [s.id for s in store.scans(scan.repo)]
+    upto = scans[: scans.index(scan.id) + 1] if scan.id in scans else scans
+    count, latest, _ = store.enriched(scan)
+    return {"scans": _key(upto), "enriched": [count, latest]}
+
+
+def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
+    """Make what changed of one repository's pages and JSON; its summary for the index."""
+    store, state, scan = run.store, run.state, shared.scan
+    before = state.repo(scan.repo)
+    stamp = _stamp(store, scan)
+    stamp_text = json.dumps(stamp, sort_keys=True)
+    href = shared.href
+    name = href[len("repos/") : -1]
+    own = [f"{href}index.html", f"api/repos/{name}.json", f"api/templates/{name}.json"]
+    lost = [p for p in own if not (shared.out / p).is_file()]
+    same = before is not None and before.scan == scan.id and before.stamp == stamp_text
+    if same and not lost and not run.missing & set(state.files_of(scan.repo)):
+        assert before is not None
+        return {**before.summary, "href": href}
+    todo, gone, afresh = _todo(run, shared, before, stamp)
+    if afresh:
+        state.begin_made()
+    changed_briefs: set[str] = set()
+    fresh = afresh and not state.count_errors(scan.repo)  # nothing of it held: inserted
+    for errors in _make(run, shared, todo, afresh):
+        if fresh:
+            run.shards |= state.add(errors)
+            continue
+        for error in errors:
+            briefed, shards = state.put(error)
+            run.shards |= shards
+            if briefed:
+                changed_briefs.add(error.id)
+    run.shards |= state.drop(gone)
+    gone_paths = [p for i in gone for p in (page.error_path(i), f"api/errors/{i}.json")]
+    run.removed += run.writer.remove(gone_paths)
+    state.forget_files(gone_paths)
+    # the pages that show an error whose brief changed, or that is no more
+    again = sorted(state.linking(changed_briefs | set(gone)) - set(todo) - set(gone))
+    for errors in _make(run, shared, again, afresh):
+        for error in errors:
+            state.put(error)
+    if afresh:  # its files the last build made that this one did not
+        stale = state.not_made(scan.repo, own)
+        run.removed += run.writer.remove(stale)
+        state.forget_files(stale)
+    summary = _summary(state, scan, name, href)
+    _lists(run, shared, summary, name)
+    state.made((path, "", scan.repo) for path in own)
+    state.set_repo(scan.repo, scan.id, stamp_text,
+                   {k: v for k, v in summary.items() if k != "href"})  # fmt: skip
+    return summary
+
+
+def _todo(
+    run: _Build, shared: _Shared, before: RepoState | None, stamp: dict[str, Any]
+) -> tuple[list[str], list[str], bool]:
+    """The errors of the scan whose pages are to be made (by file and line), the errors
+    of the last build that the scan has not, and whether the repository is built afresh
+    (every error made, its files not made again removed)."""
+    store, state, scan = run.store, run.state, shared.scan
+    scans = store.scans(scan.repo)
+    at = {s.id: i for i, s in enumerate(scans)}
+    old = json.loads(before.stamp) if before is not None else {}
+    history = [s.id for s in scans[: at[before.scan] + 1]] if before and before.scan in at else []
+    if (before is None or not history or at[before.scan] > at[scan.id]
+            or _key(history) != old.get("scans")):  # fmt: skip
+        # never built, or the scans before the one built last changed: all afresh
+        everything = [row[0] for row in store.briefs(scan)]
+        held = set(everything)
+        return everything, [i for i in state.ids(scan.repo) if i not in held], True
+    wanted: set[str] = set()
+    line = scans[at[before.scan] : at[scan.id] + 1]
+    for older, newer in itertools.pairwise(line):
+        wanted.update(store.changed(older, newer))
+        wanted.update(store.gone(older, newer))
+    gone = store.gone(line[0], scan) if len(line) > 1 else []
+    if old.get("enriched") != stamp["enriched"]:
+        count, latest = stamp["enriched"]
+        old_count, old_latest = old.get("enriched", [0, 0.0])
+        if count >= old_count and latest >= old_latest:  # enrichments added
+            wanted.update(store.enriched(scan, old_latest)[2])
+        else:
+            wanted.update(row[0] for row in store.briefs(scan))
+    for path in run.missing:
+        folder, _, file_name = path.rpartition("/")
+        if folder in ("errors", "api/errors"):
+            wanted.add(file_name.rsplit(".", 1)[0])
+    ids = [row[0] for row in store.briefs(scan, sorted(wanted))]  # those the scan holds
+    return ids, sorted(gone), False
+
+
+def _make(run: _Build, shared: _Shared, ids: Sequence[str], afresh: bool) -> Iterator[list[Error]]:
+    """Make the pages of these errors whose keys changed, in workers where there are
+    many; the errors as the state keeps them, a chunk at a time."""
+    global _WORK
+    if not ids:
+        return
+    chunks = _chunks(Brief(*row) for row in run.store.briefs(shared.scan, list(ids)))
+    _WORK = shared
+    try:
+        workers = min(run.jobs or os.cpu_count() or 1, len(chunks))
+        if workers > 1 and len(ids) >= _IN_PROCESS:
             context = multiprocessing.get_context("fork")
             with context.Pool(workers) as pool:
-                done = list(pool.imap_unordered(_error_pages, chunks))
+                # the state is read in this thread only: a window of tasks at a time
+                for start in range(0, len(chunks), _WINDOW):
+                    window = chunks[start : start + _WINDOW]
+                    tasks = [(chunk, _old_keys(run, chunk)) for chunk in window]
+                    yield from _collect(run, shared, pool.imap(_error_pages, tasks), afresh)
         else:
-            done = [_error_pages(chunk) for chunk in chunks]
+            tasks_in = ((chunk, _old_keys(run, chunk)) for chunk in chunks)
+            yield from _collect(run, shared, map(_error_pages, tasks_in), afresh)
     finally:
         _WORK = None
-    for made, written in done:
-        writer.made.update(made)
-        writer.written.extend(written)
-    items = [_item(b) for b in briefs.values()]
-    with_message = [i for i in items if i["resolved"]]
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    by_exception: dict[str, list[dict[str, Any]]] = {}
-    for item in with_message:
-        by_file.setdefault(item["file"], []).append(item)
-        by_exception.setdefault(item["exception"], []).append(item)
-    root = "../" * href.count("/")
-    writer.put(f"{href}index.html", render(
-        "repo.html", repo=summary, root=root, version=shared.version,
-        by_file=sorted(by_file.items()), by_exception=sorted(by_exception.items()),
-        unresolved=[i for i in items if not i["resolved"]],
-        config={"templates": f"{root}api/templates/{name}.json", "root": root},
-    ))  # fmt: skip
-    writer.put(summary["api"], _json({**{k: v for k, v in summary.items() if k != "href"},
-                                      "ids": sorted(briefs)}))  # fmt: skip
-    templates_path = f"api/templates/{name}.json"
-    key = _key(shared.build_id, scan.id, scan.commit, len(briefs))
-    if not writer.kept(templates_path, key):
-        # a few files' records parsed at a time: never the whole scan's at once
-        parsed = (ErrorRecord.from_dict(json.loads(data))
-                  for ids in chunks for _, _, data in store.rows_of(scan, ids))  # fmt: skip
-        writer.put(templates_path, _json(templates(parsed)), key)
-    return summary
+
+
+def _collect(
+    run: _Build,
+    shared: _Shared,
+    done: Iterable[tuple[list[tuple[str, str]], list[str], list[Error]]],
+    afresh: bool,
+) -> Iterator[list[Error]]:
+    for keys, written, errors in done:
+        run.writer.written.extend(written)
+        run.state.made((path, key, shared.scan.repo) for path, key in keys)
+        if afresh:
+            run.state.note_made(path for path, _ in keys)
+        yield errors
+
+
+def _old_keys(run: _Build, ids: Sequence[str]) -> dict[str, str]:
+    """The keys of these errors' files as the last build made them, but of files no
+    longer there."""
+    keys = run.state.keys(_paths(ids))
+    return {path: key for path, key in keys.items() if path not in run.missing}
+
+
+def _paths(ids: Sequence[str]) -> list[str]:
+    return [p for i in ids for p in (page.error_path(i), f"api/errors/{i}.json")]
 
 
 def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
@@ -284,6 +498,48 @@ def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
             chunks.append([])
         chunks[-1].extend(brief.id for brief in group)
     return [chunk for chunk in chunks if chunk]
+
+
+def _summary(state: State, scan: StoredScan, name: str, href: str) -> dict[str, Any]:
+    kinds = state.counts(scan.repo, "kind")
+    exceptions = state.counts(scan.repo, "exception")
+    top = sorted(exceptions, key=lambda item: (-item[1], item[0]))[:3]
+    return {
+        "name": scan.repo, "slug": name, "href": href, "commit": scan.commit,
+        "commit_date": scan.commit_date, "count": sum(n for _, n in kinds),
+        "kinds": [list(k) for k in kinds], "exceptions": [list(e) for e in top],
+        "all_exceptions": [list(e) for e in exceptions], "api": f"api/repos/{name}.json",
+    }  # fmt: skip
+
+
+def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> None:
+    """The repository's page, its JSON and its templates for the paste box, from the
+    state: each streamed into its file."""
+    state, writer, href = run.state, run.writer, shared.href
+    root = "../" * href.count("/")
+    values = {
+        "repo": summary, "root": root, "version": shared.version,
+        "by_file": state.grouped(shared.scan.repo, "file"),
+        "by_exception": state.grouped(shared.scan.repo, "exception"),
+        "unresolved": state.unresolved(shared.scan.repo),
+        "unresolved_count": state.count_unresolved(shared.scan.repo),
+        "config": {"templates": f"{root}api/templates/{name}.json", "root": root},
+    }  # fmt: skip
+    writer.stream(f"{href}index.html", environment().get_template("repo.html").generate(**values))
+    ids = state.ids(shared.scan.repo)
+    writer.put(summary["api"], _json({**{k: v for k, v in summary.items() if k != "href"},
+                                      "ids": ids}))  # fmt: skip
+    del ids
+    writer.stream(f"api/templates/{name}.json", _templates_json(state.templates(shared.scan.repo)))
+
+
+def _templates_json(rows: Iterable[str]) -> Iterator[str]:
+    """templates() of the records whose rows these are, as _json writes it."""
+    yield '{"builtins":' + json.dumps(_builtins(), ensure_ascii=False, sort_keys=True,
+                                      separators=(",", ":")) + ',"records":['  # fmt: skip
+    for i, row in enumerate(rows):
+        yield row if i == 0 else "," + row
+    yield "]}\n"
 
 
 def _since(rows: Sequence[tuple[str, str | None, str | None, str]]) -> page.Seen | None:
@@ -306,21 +562,30 @@ def _pinned(record: ErrorRecord, since: page.Seen | None) -> ErrorRecord:
     return dataclasses.replace(record, commit=since.commit, url=url)
 
 
-def _key(*parts: object) -> str:
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+# set before the workers fork: they read it rather than have it pickled to each
+_WORK: _Shared | None = None
 
 
-def _error_pages(ids: list[str]) -> tuple[dict[str, str], list[str]]:
-    """The error pages and JSON of these records (run in a worker)."""
+def _error_pages(
+    task: tuple[list[str], dict[str, str]],
+) -> tuple[list[tuple[str, str]], list[str], list[Error]]:
+    """The error pages and JSON of these records whose keys changed, and each record as
+    the state keeps it (run in a worker)."""
     assert _WORK is not None
-    shared, briefs, repo_href = _WORK
-    writer = _Writer(shared.out, shared.old)
+    shared = _WORK
+    ids, old = task
+    out = _Writer(shared.out)
     store = Store.open(shared.db, create=False)
+    keys: list[tuple[str, str]] = []
+    errors: list[Error] = []
     try:
         rows = store.rows_of(shared.scan, ids)
         seen = store.history(shared.scan.repo, ids)
         enriched = store.enrichments_of(ids)
+        wanted = set(ids)
+        for _, related_ids, _ in rows:
+            wanted.update(json.loads(related_ids or "[]"))
+        briefs = {row[0]: Brief(*row) for row in store.briefs(shared.scan, sorted(wanted))}
         todo: list[tuple[ErrorRecord, str, list[page.Seen], page.Seen | None, str | None]] = []
         for record_id, related_ids, data in rows:
             held = seen.get(record_id, [])
@@ -328,32 +593,63 @@ def _error_pages(ids: list[str]) -> tuple[dict[str, str], list[str]]:
             since = _since(held)
             related = json.loads(related_ids or "[]")
             date = since.date if since is not None else shared.scan.commit_date
-            # what the pages show, from the rows as read: a page kept is never parsed
+            # what the pages show, from the rows as read
             key = _key(shared.build_id, held[-1][3] if held else data, since, related,
                        [briefs.get(i) for i in related], enriched.get(record_id), history,
                        date)  # fmt: skip
+            record = _pinned(ErrorRecord.from_dict(json.loads(data)), since)
+            errors.append(_error(shared, record, briefs[record_id]))
             html_path = page.error_path(record_id)
             json_path = f"api/errors/{record_id}.json"
-            if writer.kept(html_path, key) and writer.kept(json_path, key):
+            keys += [(html_path, key), (json_path, key)]
+            if old.get(html_path) == key and old.get(json_path) == key:
                 continue
-            record = _pinned(ErrorRecord.from_dict(json.loads(data)), since)
             todo.append((record, key, history, since, date))
         highlighter = Highlighter()
         for _, group in itertools.groupby(todo, key=lambda item: item[0].file):
             made = list(group)
             lines = highlighter.file_lines(item[0] for item in made)
-            for record, key, history, since, date in made:
+            for record, _, history, since, date in made:
                 found = _enrichment(store, record, briefs) if record.id in enriched else None
                 html = page.html_page(
                     record, briefs.get, found, history=history, since=since, commit_date=date,
-                    version=shared.version, root="../", repo_href=repo_href, lines=lines,
+                    version=shared.version, root="../", repo_href=shared.href, lines=lines,
                 )  # fmt: skip
-                writer.put(page.error_path(record.id), html, key)
-                writer.put(f"api/errors/{record.id}.json",
-                           _json(_api_error(record, history, found)), key)  # fmt: skip
+                out.put(page.error_path(record.id), html)
+                out.put(f"api/errors/{record.id}.json", _json(_api_error(record, history, found)))
     finally:
         store.close()
-    return writer.made, writer.written
+    return keys, out.written, errors
+
+
+def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
+    """The record as the state keeps it: as lists, the search and the paste box show it."""
+    exception = page.simple_name(record.exception)
+    item = _item(brief)
+    fields = [record.message or "", exception, record.file, record.function or "", record.id,
+              shared.scan.repo]  # fmt: skip
+    shown = [shared.scan.repo, exception, cut(record.message), page.error_path(record.id)]
+    found = set().union(*(search.words(text) for text in fields))
+    return Error(
+        id=record.id, repo=shared.scan.repo, file=record.file, line=record.line,
+        exception=exception, kind=item["kind"], resolved=record.message is not None,
+        brief=json.dumps(list(brief), ensure_ascii=False),
+        item=_ITEM.render(item=item, root="../" * shared.href.count("/")),
+        template=json.dumps(template_row(record), ensure_ascii=False, sort_keys=True,
+                            separators=(",", ":")),
+        shown=json.dumps(shown), related=tuple(record.related),
+        words=tuple(sorted((search.shard(w), w) for w in found)),
+    )  # fmt: skip
+
+
+class _Item:
+    """The template of an error's line in a repository's lists (loaded on first use)."""
+
+    def render(self, **values: Any) -> str:
+        return str(environment().get_template("repo_item.html").render(**values)).strip("\n")
+
+
+_ITEM = _Item()
 
 
 def _item(brief: Brief) -> dict[str, Any]:
@@ -383,38 +679,32 @@ def _api_error(
     }  # fmt: skip
 
 
+def template_row(record: ErrorRecord) -> dict[str, Any]:
+    """What the paste box matches a record by (templates())."""
+    from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
+
+    said = templates_of(record) if record.message is not None else []
+    return {
+        "id": record.id, "kind": record.kind, "names": sorted(class_names(record)),
+        "cls": class_name(record),
+        "bases": [b.rsplit(".", 1)[-1] for b in record.exception_bases],
+        "file": record.file, "line": record.line, "end_line": record.end_line,
+        "function": record.function, "reraises": list(record.reraises),
+        "message": record.message, "templates": [literal_runs(t) for t in said],
+        "literal": literal_length(record),
+    }  # fmt: skip
+
+
+def _builtins() -> dict[str, list[str]]:
+    return {
+        name: [c.__name__ for c in cls.__mro__ if issubclass(c, BaseException)]
+        for name, cls in sorted(BUILTIN_EXCEPTIONS.items())
+    }
+
+
 def templates(records: Iterable[ErrorRecord]) -> dict[str, Any]:
     """What the paste box matches against, by `errscan lookup`'s rules
     (errscan/site/static/lookup.js): each record's templates as literal runs between
     placeholders, its class names, place and re-raise clauses; and the builtin
     exceptions' ancestors."""
-    from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
-
-    rows = []
-    for record in records:
-        said = templates_of(record) if record.message is not None else []
-        rows.append({
-            "id": record.id, "kind": record.kind, "names": sorted(class_names(record)),
-            "cls": class_name(record),
-            "bases": [b.rsplit(".", 1)[-1] for b in record.exception_bases],
-            "file": record.file, "line": record.line, "end_line": record.end_line,
-            "function": record.function, "reraises": list(record.reraises),
-            "message": record.message, "templates": [literal_runs(t) for t in said],
-            "literal": literal_length(record),
-        })  # fmt: skip
-    builtins = {
-        name: [c.__name__ for c in cls.__mro__ if issubclass(c, BaseException)]
-        for name, cls in sorted(BUILTIN_EXCEPTIONS.items())
-    }
-    return {"records": rows, "builtins": builtins}
-
-
-def _remove_stale(out: Path, old: dict[str, str], made: dict[str, str]) -> list[str]:
-    """Files the last build made (its manifest lists them) that this one did not."""
-    removed = []
-    for path in sorted(old):
-        if path not in made and ".." not in path.split("/") and not path.startswith("/"):
-            with contextlib.suppress(OSError):
-                (out / path).unlink()
-                removed.append(path)
-    return removed
+    return {"records": [template_row(r) for r in records], "builtins": _builtins()}

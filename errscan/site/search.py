@@ -11,19 +11,26 @@ and digits (static/search.js splits a query the same way).
 
 A query is ranked by the summed rarity (log N/df) of the words it shares with an error,
 so the words of a runtime message find its template whatever its runtime parts filled
-in. Shards are small and written only where their bytes change: a commit that touches
-a few errors rewrites the shards of their words and ids, not the whole index, as a
-monolithic index (Pagefind's, whose full rebuild of 5,000 pages took 8 s and 206 MB
-here) would.
+in. The build's state (errscan/site/state.py) holds each error's words; a rebuild writes
+only the shards whose words or errors changed: a commit that touches a few errors
+rewrites a few shards, not the whole index, as a monolithic index (Pagefind's, whose
+full rebuild of 5,000 pages took 8 s and 206 MB here) would.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from errscan.site.state import State
+
+
+class Writer(Protocol):
+    def put(self, path: str, data: str | bytes) -> None: ...
+
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -39,50 +46,33 @@ def shard(word: str) -> str:
     return head if head.isascii() and head.isalnum() else f"u{ord(word[0]):x}"
 
 
-class Index:
-    """Collects the errors of a build in a scratch SQLite database (memory holds a page
-    cache of it, whatever the number of errors), then writes the shards."""
+def write(state: State, shards: Iterable[str], writer: Writer) -> list[str]:
+    """Write these shards (`words/XY`, `docs/AB`) from the state; the paths of those
+    that hold anything (an empty shard is not written)."""
+    written = []
+    for name in shards:
+        kind, _, head = name.partition("/")
+        if kind == "words":
+            # a word is letters and digits: nothing of it to escape in JSON
+            parts = [f'"{word}":{_ids(ids)}' for word, ids in state.shard_words(head)]
+        elif kind == "docs":
+            parts = [f"{_dumps(error_id)[:-1]}:{shown}"
+                     for error_id, shown in state.shard_docs(head)]  # fmt: skip
+        else:
+            continue
+        if parts:
+            path = f"search/{name}.json"
+            writer.put(path, "{" + ",".join(parts) + "}\n")
+            written.append(path)
+    return written
 
-    def __init__(self) -> None:
-        self._db = sqlite3.connect("", isolation_level=None)
-        self._db.execute("PRAGMA cache_size = -4096")
-        self._db.execute("CREATE TABLE word (shard TEXT, word TEXT, id TEXT)")
-        self._db.execute("CREATE TABLE doc (shard TEXT, id TEXT, shown TEXT)")
-        self._db.execute("BEGIN")
-        self.count = 0
-        self._words_held: list[tuple[str, str, str]] = []
-        self._docs_held: list[tuple[str, str, str]] = []
 
-    def add(self, error_id: str, fields: Iterable[str], shown: list[str]) -> None:
-        """An error, the texts it is found by, and what a hit shows of it."""
-        self.count += 1
-        found = set().union(*(words(text) for text in fields))
-        self._words_held.extend((shard(w), w, error_id) for w in found)
-        self._docs_held.append((error_id[:2], error_id, json.dumps(shown)))
-        if len(self._docs_held) >= 1024:
-            self._flush()
-
-    def _flush(self) -> None:
-        self._db.executemany("INSERT INTO word VALUES (?, ?, ?)", self._words_held)
-        self._db.executemany("INSERT INTO doc VALUES (?, ?, ?)", self._docs_held)
-        self._words_held.clear()
-        self._docs_held.clear()
-
-    def write(self, put: Callable[[str, str], None]) -> None:
-        self._flush()
-        self._db.execute("COMMIT")
-        rows = self._db.execute("SELECT shard, word, id FROM word ORDER BY shard, word, id")
-        for name, group in itertools.groupby(rows, key=lambda row: row[0]):
-            body: dict[str, list[str]] = {}
-            for _, word, error_id in group:
-                body.setdefault(word, []).append(error_id)
-            put(f"search/words/{name}.json", _dumps(body))
-        rows = self._db.execute("SELECT shard, id, shown FROM doc ORDER BY shard, id")
-        for name, group in itertools.groupby(rows, key=lambda row: row[0]):
-            docs = {error_id: json.loads(shown) for _, error_id, shown in group}
-            put(f"search/docs/{name}.json", _dumps(docs))
-        put("search/meta.json", _dumps({"errors": self.count}))
-        self._db.close()
+def _ids(ids: list[str]) -> str:
+    """A JSON array of these ids (JSON as _dumps writes it)."""
+    joined = '","'.join(ids)
+    if '"' in joined or "\\" in joined or not joined.isprintable():
+        return _dumps(ids)[:-1]
+    return f'["{joined}"]'
 
 
 def _dumps(value: object) -> str:

@@ -206,6 +206,33 @@ def test_older_database_is_migrated_forward(tmp_path: Path) -> None:
     store.close()
 
 
+_STATS = '{"files": 1, "sites": 2, "file_errors": 0}'
+
+
+def test_a_version_4_store_gets_each_record_digest_without_its_commit(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    for migrate in store_stage.MIGRATIONS[:4]:
+        migrate(db)
+    db.execute("PRAGMA user_version = 4")
+    for scan, commit in ((1, "a" * 40), (2, "b" * 40)):
+        db.execute(
+            "INSERT INTO scans (id, repo, commit_sha, errscan_version, options, stats, "
+            "scanned_at) VALUES (?, 'o/n', ?, '1', '', ?, ?)",
+            (scan, commit, _STATS, scan),
+        )
+        for record, text in (("r1", "same"), ("r2", f"moved {scan}")):
+            data = json.dumps({"commit": commit, "url": f"https://x/blob/{commit}/f.py", "m": text})
+            db.execute("INSERT INTO records (scan_id, id, exception, file, line, data) VALUES "
+                       "(?, ?, NULL, 'f.py', 1, ?)", (scan, record, data))  # fmt: skip
+    db.close()
+    store = store_stage.Store.open(path)
+    scans = store.scans("o/n")
+    assert store.changed(scans[0], scans[1]) == ["r2"]  # r1 differs in its commit only
+    assert store.gone(scans[0], scans[1]) == []
+    store.close()
+
+
 def test_corrupt_or_locked_store_is_one_line_and_exit_2(
     basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

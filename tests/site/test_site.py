@@ -284,3 +284,73 @@ def test_the_site_command_says_what_it_did_and_refuses_unknown_repositories(
     assert code == 2 and err == "errscan: error: no stored scan of acme/nothing\n"
     code, _, err = run("site", "--db", str(tmp_path / "none.db"), "-o", str(out))
     assert code == 2 and "no store at" in err
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*")
+            if p.is_file() and p.name != ".errscan-site.db"}  # fmt: skip
+
+
+def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    from errscan.analyzer.store import Store, StoredEnrichment
+    from errscan.enrichment import digest, facts
+
+    site = tmp_path / "site"
+    shutil.copytree(built["site"], site)
+    db = tmp_path / "errscan.db"
+    shutil.copy(built["db"], db)
+    lib = tmp_path / "lib"
+    shutil.copytree(built["lib"], lib)
+    # reworded, moved down, one removed, one added: then a scan, an enrichment, a rebuild
+    text = (lib / "weights/loader.py").read_text()
+    text = text.replace("non-negative", "zero or more").replace("def hostile():", "def gone():")
+    added = "\n\ndef save(path):\n    raise OSError(f'cannot save the weights file {path!r}')\n"
+    write(lib, "weights/loader.py", "import os\n\n" + text + added)
+    commit_all(lib, "reword, move, add")
+    code, _, err = run("extract", str(lib), "-q", "-o", os.devnull, "--db", str(db), "--repo-name",
+                       "acme/weights", "--cache-dir", str(built["cache"]))  # fmt: skip
+    assert code == 0, err
+    engine = records({"db": db}, "acme/engine")
+    store = Store.open(db)
+    by_id = {r.id: r for r in engine}
+    store.save_enrichment(StoredEnrichment(
+        engine[0].id, digest(facts(engine[0], by_id.get)), "model-x", "1",
+        {"what_it_means": "It means <b>this</b>.", "solutions": [], "common_situations": ""},
+        1, 1, 1.0))  # fmt: skip
+    store.close()
+    report = errscan.build_site(site, db)
+    fresh = errscan.build_site(tmp_path / "fresh", db)
+    assert _files(site) == _files(tmp_path / "fresh")
+    assert report.files == fresh.files and len(report.written) < len(fresh.written) / 2
+    # the enriched page, and not the other pages of its repository
+    assert f"errors/{engine[0].id}.html" in report.written
+    engine_pages = {f"errors/{r.id}.html" for r in engine[1:]}
+    assert not engine_pages & set(report.written)
+    assert "It means &lt;b&gt;this&lt;/b&gt;." in (site / f"errors/{engine[0].id}.html").read_text()
+    # a page deleted from the site is made again; a damaged state, a full build that
+    # writes only what differs
+    (site / f"errors/{engine[1].id}.html").unlink()
+    assert errscan.build_site(site, db).written == [f"errors/{engine[1].id}.html"]
+    (site / ".errscan-site.db").write_bytes(b"not a database" * 64)
+    report = errscan.build_site(site, db)
+    assert report.written == [] and _files(site) == _files(tmp_path / "fresh")
+    assert errscan.build_site(site, db).written == []
+
+
+def test_a_site_of_one_repository_removes_the_others(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(built["site"], site)
+    weights = records(built, "acme/weights")
+    report = errscan.build_site(site, built["db"], ["acme/engine"])
+    assert f"errors/{weights[0].id}.html" in report.removed
+    assert not (site / "repos/acme/weights/index.html").exists()
+    assert _files(site) == _files(_fresh(built, tmp_path / "fresh", ["acme/engine"]))
+
+
+def _fresh(built: dict[str, Path], out: Path, repos: list[str]) -> Path:
+    errscan.build_site(out, built["db"], repos)
+    return out

@@ -1,0 +1,403 @@
+"""What the last build of a site made, kept beside it in `.errscan-site.db` (SQLite).
+
+    meta     the build's key (errscan's code and version): another key, every page anew
+    files    each file the site holds, the key of the inputs it was made from, and its
+             repository ("" for the site's own files, SEARCH for the search index)
+    repos    each repository built: the stored scan, a stamp of the scans before it and
+             of its enrichments, its summary
+    errors   each error as the lists, the search and the paste box show it, by repository
+    links    which error's page shows which other error (its related errors)
+    words    the search index's words, by shard
+
+A rebuild asks the store only what changed since the scan recorded here, and makes the
+repository's lists, JSON and search shards from these tables: its work follows what
+changed, not the size of the site, and memory holds a page cache, whatever the number
+of errors. A state that cannot be read is started afresh (a full build, which writes
+only the files whose bytes change). A build that changes nothing writes nothing here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+NAME = ".errscan-site.db"
+SEARCH = "*search"  # the `repo` of the search index's files
+_FORMAT = "1"
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE files (path TEXT PRIMARY KEY, key TEXT NOT NULL, repo TEXT NOT NULL)",
+    "CREATE INDEX files_repo ON files (repo, path)",
+    "CREATE TABLE repos (name TEXT PRIMARY KEY, scan INTEGER NOT NULL, stamp TEXT NOT NULL, "
+    "summary TEXT NOT NULL)",
+    "CREATE TABLE errors (id TEXT PRIMARY KEY, repo TEXT NOT NULL, file TEXT NOT NULL, "
+    "line INTEGER NOT NULL, exception TEXT NOT NULL, kind TEXT NOT NULL, resolved INTEGER "
+    "NOT NULL, brief TEXT NOT NULL, item TEXT NOT NULL, template TEXT NOT NULL, shown TEXT "
+    "NOT NULL)",
+    "CREATE INDEX errors_file ON errors (repo, file, line, id)",
+    "CREATE INDEX errors_exception ON errors (repo, exception, file, line, id)",
+    "CREATE TABLE links (id TEXT NOT NULL, target TEXT NOT NULL)",
+    "CREATE INDEX links_id ON links (id)",
+    "CREATE INDEX links_target ON links (target)",
+    "CREATE TABLE words (shard TEXT NOT NULL, word TEXT NOT NULL, id TEXT NOT NULL)",
+    "CREATE INDEX words_shard ON words (shard, word, id)",
+    "CREATE INDEX words_id ON words (id)",
+)
+
+
+class Error(NamedTuple):
+    """An error as the state keeps it (what `errors`, `links` and `words` hold of it)."""
+
+    id: str
+    repo: str
+    file: str
+    line: int
+    exception: str  # its simple name
+    kind: str  # as a reader says it
+    resolved: bool
+    brief: str  # JSON of what a related error's page shows of it
+    item: str  # its line in the repository's lists (HTML)
+    template: str  # its row of the paste box's JSON
+    shown: str  # JSON of what a search hit shows of it
+    related: tuple[str, ...]
+    words: tuple[tuple[str, str], ...]  # (shard, word)
+
+
+class RepoState(NamedTuple):
+    scan: int
+    stamp: str
+    summary: dict[str, Any]
+
+
+class State:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, out: Path) -> State:
+        """The state of the site at `out`, or a new one where there is none or it is
+        damaged (then every file is made again and compared with what is there)."""
+        path = out / NAME
+        for attempt in range(2):
+            try:
+                db = sqlite3.connect(path, isolation_level=None)
+                db.execute("PRAGMA journal_mode = DELETE")
+                db.execute("PRAGMA temp_store = MEMORY")
+                db.execute("PRAGMA cache_size = -8192")
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+                if not tables:
+                    db.execute("BEGIN")
+                    for statement in _SCHEMA:
+                        db.execute(statement)
+                    db.execute("INSERT INTO meta VALUES ('format', ?)", (_FORMAT,))
+                    db.execute("COMMIT")
+                found = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                if found != (_FORMAT,):
+                    raise sqlite3.DatabaseError("another format")
+                db.execute("BEGIN")
+                return cls(db)
+            except sqlite3.DatabaseError:
+                with contextlib.suppress(UnboundLocalError, sqlite3.Error):
+                    db.close()
+                if attempt:
+                    raise
+                path.unlink(missing_ok=True)
+        raise AssertionError("unreachable")
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+        self.db.close()
+
+    def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        self.db.close()
+
+    # the build's key
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        if self.meta(key) != value:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def forget_pages(self) -> None:
+        """Every repository as never built (the files stay known, to compare and remove)."""
+        for table in ("repos", "errors", "links", "words"):
+            self.db.execute(f"DELETE FROM {table}")
+
+    # files
+    def keys(self, paths: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(f"SELECT path, key FROM files WHERE path IN ({marks})", part)
+            found.update(rows)
+        return found
+
+    def made(self, files: Iterable[tuple[str, str, str]]) -> None:
+        """(path, key, repository) of files made: what changed of them is kept."""
+        self.db.executemany(
+            "INSERT INTO files VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET key = "
+            "excluded.key, repo = excluded.repo WHERE key IS NOT excluded.key OR repo IS NOT "
+            "excluded.repo",
+            files,
+        )
+
+    def files_of(self, repo: str) -> list[str]:
+        return [row[0] for row in self.db.execute(
+            "SELECT path FROM files WHERE repo = ? ORDER BY path", (repo,))]  # fmt: skip
+
+    def forget_files(self, paths: Sequence[str]) -> None:
+        self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+
+    def begin_made(self) -> None:
+        """Start noting the files a repository's build makes (not_made())."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS made (path TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.made")
+
+    def note_made(self, paths: Iterable[str]) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO temp.made VALUES (?)", ((p,) for p in paths))
+
+    def not_made(self, repo: str, also: Sequence[str]) -> list[str]:
+        """The repository's files that the state holds and the build did not note, nor
+        are among `also`."""
+        return [row[0] for row in self.db.execute(
+            "SELECT path FROM files WHERE repo = ? AND path NOT IN (SELECT path FROM "
+            "temp.made) ORDER BY path", (repo,)) if row[0] not in also]  # fmt: skip
+
+    def count_files(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def missing(self, out: Path, folders: Sequence[str]) -> list[str]:
+        """The files under these folders that the state holds and the site has not."""
+        missing: list[str] = []
+        for folder in folders:
+            bounds = (f"{folder}/", f"{folder}0")  # the paths under folder/, in order
+            held = self.db.execute(
+                "SELECT count(*) FROM files WHERE path > ? AND path < ?", bounds
+            ).fetchone()[0]
+            try:
+                names = os.listdir(out / folder)
+            except OSError:
+                names = []
+            if len(names) == held:  # the usual case: the folder as the state has it
+                with contextlib.suppress(sqlite3.Error):
+                    present = self.db.execute(
+                        "SELECT count(*) FROM files WHERE path > ? AND path < ? AND path IN "
+                        "(SELECT value FROM json_each(?))",
+                        (*bounds, json.dumps([f"{folder}/{n}" for n in names[:1]])),
+                    ).fetchone()[0]
+                    if present == min(1, len(names)):
+                        continue
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS present (path TEXT PRIMARY KEY)")
+            self.db.execute("DELETE FROM temp.present")
+            self.db.executemany("INSERT OR IGNORE INTO temp.present VALUES (?)",
+                                ((f"{folder}/{name}",) for name in names))  # fmt: skip
+            missing += [row[0] for row in self.db.execute(
+                "SELECT path FROM files WHERE path > ? AND path < ? AND path NOT IN "
+                "(SELECT path FROM temp.present)", bounds)]  # fmt: skip
+            del names
+        return missing
+
+    # repositories
+    def repos(self) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT name FROM repos ORDER BY name")]
+
+    def repo(self, name: str) -> RepoState | None:
+        row = self.db.execute(
+            "SELECT scan, stamp, summary FROM repos WHERE name = ?", (name,)
+        ).fetchone()
+        return None if row is None else RepoState(int(row[0]), row[1], json.loads(row[2]))
+
+    def set_repo(self, name: str, scan: int, stamp: str, summary: dict[str, Any]) -> None:
+        text = json.dumps(summary, sort_keys=True, ensure_ascii=False)
+        if self.db.execute("SELECT 1 FROM repos WHERE name = ? AND scan = ? AND stamp = ? "
+                           "AND summary = ?", (name, scan, stamp, text)).fetchone():  # fmt: skip
+            return
+        self.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?, ?, ?)",
+                        (name, scan, stamp, text))  # fmt: skip
+
+    def forget_repo(self, name: str) -> None:
+        ids = self.ids(name)
+        self.drop(ids)
+        self.db.execute("DELETE FROM repos WHERE name = ?", (name,))
+
+    # errors
+    def ids(self, repo: str) -> list[str]:
+        return [row[0] for row in self.db.execute(
+            "SELECT id FROM errors WHERE repo = ? ORDER BY id", (repo,))]  # fmt: skip
+
+    def briefs(self, ids: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(self.db.execute(
+                f"SELECT id, brief FROM errors WHERE id IN ({marks})", part))  # fmt: skip
+        return found
+
+    def linking(self, targets: Iterable[str]) -> set[str]:
+        """The errors whose pages show one of these errors."""
+        found: set[str] = set()
+        for target in targets:
+            found.update(row[0] for row in self.db.execute(
+                "SELECT id FROM links WHERE target = ?", (target,)))  # fmt: skip
+        return found
+
+    def add(self, errors: Sequence[Error]) -> set[str]:
+        """Keep errors the state has not (a repository built afresh, none of its errors
+        held): inserted at once. The search shards whose contents changed."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((e.id, e.repo, e.file, e.line, e.exception, e.kind, int(e.resolved), e.brief,
+              e.item, e.template, e.shown) for e in errors),
+        )  # fmt: skip
+        self.db.executemany("INSERT INTO links VALUES (?, ?)",
+                            ((e.id, t) for e in errors for t in e.related))  # fmt: skip
+        self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
+                            ((*w, e.id) for e in errors for w in e.words))  # fmt: skip
+        shards = {f"docs/{e.id[:2]}" for e in errors}
+        return shards | {f"words/{shard}" for e in errors for shard, _ in e.words}
+
+    def put(self, error: Error) -> tuple[bool, set[str]]:
+        """Keep an error as it is now: whether what others show of it (its brief)
+        changed, and the search shards whose contents changed."""
+        row = self.db.execute(
+            "SELECT repo, file, line, exception, kind, resolved, brief, item, template, shown "
+            "FROM errors WHERE id = ?",
+            (error.id,),
+        ).fetchone()
+        fields = (
+            error.repo, error.file, error.line, error.exception, error.kind,
+            int(error.resolved), error.brief, error.item, error.template, error.shown,
+        )  # fmt: skip
+        shards: set[str] = set()
+        if row is None or row[9] != error.shown:
+            shards.add(f"docs/{error.id[:2]}")
+        if row != fields:
+            self.db.execute("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                            "?, ?)", (error.id, *fields))  # fmt: skip
+        old_links = [r[0] for r in self.db.execute(
+            "SELECT target FROM links WHERE id = ? ORDER BY rowid", (error.id,))]  # fmt: skip
+        if tuple(old_links) != error.related:
+            self.db.execute("DELETE FROM links WHERE id = ?", (error.id,))
+            self.db.executemany("INSERT INTO links VALUES (?, ?)",
+                                ((error.id, target) for target in error.related))  # fmt: skip
+        old_words = set(self.db.execute(
+            "SELECT shard, word FROM words WHERE id = ?", (error.id,)))  # fmt: skip
+        new_words = set(error.words)
+        if old_words != new_words:
+            shards.update(f"words/{shard}" for shard, _ in old_words ^ new_words)
+            self.db.executemany("DELETE FROM words WHERE id = ? AND shard = ? AND word = ?",
+                                ((error.id, *w) for w in old_words - new_words))  # fmt: skip
+            self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
+                                ((*w, error.id) for w in new_words - old_words))  # fmt: skip
+        return row is None or row[6] != error.brief, shards
+
+    def drop(self, ids: Sequence[str]) -> set[str]:
+        """Forget these errors; the search shards they were in."""
+        shards: set[str] = set()
+        for error_id in ids:
+            shards.add(f"docs/{error_id[:2]}")
+            shards.update(f"words/{row[0]}" for row in self.db.execute(
+                "SELECT DISTINCT shard FROM words WHERE id = ?", (error_id,)))  # fmt: skip
+            for table in ("errors", "links", "words"):
+                self.db.execute(f"DELETE FROM {table} WHERE id = ?", (error_id,))
+        return shards
+
+    # what the repository's lists and JSON are made of
+    def grouped(self, repo: str, by: str) -> Iterator[tuple[str, int, Iterator[str]]]:
+        """(name, count, items) of the repository's errors with a message, grouped by
+        `file` or `exception`, each group's items by file and line (their lines of HTML
+        joined a few hundred at a time)."""
+        column = {"file": "file", "exception": "exception"}[by]
+        rows = self.db.execute(
+            f"SELECT {column}, count(*) OVER (PARTITION BY {column}), item FROM errors "
+            f"WHERE repo = ? AND resolved ORDER BY {column}, file, line, id",
+            (repo,),
+        )
+        for (name, count), group in itertools.groupby(rows, key=lambda row: row[:2]):
+            yield name, count, _joined(row[2] for row in group)
+
+    def unresolved(self, repo: str) -> Iterator[str]:
+        rows = self.db.execute(
+            "SELECT item FROM errors WHERE repo = ? AND NOT resolved ORDER BY file, line, id",
+            (repo,),
+        )
+        return _joined(row[0] for row in rows)
+
+    def count_unresolved(self, repo: str) -> int:
+        query = "SELECT count(*) FROM errors WHERE repo = ? AND NOT resolved"
+        return int(self.db.execute(query, (repo,)).fetchone()[0])
+
+    def counts(self, repo: str, column: str) -> list[tuple[str, int]]:
+        """(value, errors) of `kind` or `exception`, by value."""
+        column = {"kind": "kind", "exception": "exception"}[column]
+        return [(row[0], row[1]) for row in self.db.execute(
+            f"SELECT {column}, count(*) FROM errors WHERE repo = ? GROUP BY {column} "
+            f"ORDER BY {column}", (repo,))]  # fmt: skip
+
+    def templates(self, repo: str) -> Iterator[str]:
+        rows = self.db.execute(
+            "SELECT template FROM errors WHERE repo = ? ORDER BY file, line, id", (repo,)
+        )
+        return (row[0] for row in rows)
+
+    def all_ids(self) -> Iterator[str]:
+        return (row[0] for row in self.db.execute("SELECT id FROM errors ORDER BY id"))
+
+    def count_errors(self, repo: str | None = None) -> int:
+        if repo is None:
+            return int(self.db.execute("SELECT count(*) FROM errors").fetchone()[0])
+        return int(self.db.execute(
+            "SELECT count(*) FROM errors WHERE repo = ?", (repo,)).fetchone()[0])  # fmt: skip
+
+    # the search index
+    def shard_words(self, shard: str) -> Iterator[tuple[str, list[str]]]:
+        """(word, its errors' ids) of the shard's words, by word, the ids in order."""
+        rows = self.db.execute(
+            "SELECT word, group_concat(id, char(31)) FROM words WHERE shard = ? GROUP BY word "
+            "ORDER BY word", (shard,))  # fmt: skip
+        for word, joined in rows:
+            ids = joined.split("\x1f")
+            ids.sort()  # in order already, as the index holds them: a check, at that
+            yield word, ids
+
+    def shard_docs(self, shard: str) -> Iterator[tuple[str, str]]:
+        return iter(self.db.execute(
+            "SELECT id, shown FROM errors WHERE id >= ? AND id < ? AND substr(id, 1, 2) = ? "
+            "ORDER BY id", (shard, shard + "\U0010ffff", shard)))  # fmt: skip
+
+    def all_shards(self) -> set[str]:
+        words = {f"words/{row[0]}" for row in self.db.execute("SELECT DISTINCT shard FROM words")}
+        docs = {f"docs/{row[0]}" for row in self.db.execute(
+            "SELECT DISTINCT substr(id, 1, 2) FROM errors")}  # fmt: skip
+        return words | docs
+
+
+def _joined(items: Iterable[str], size: int = 256) -> Iterator[str]:
+    """The items as lines, `size` at a time."""
+    for part in (
+        itertools.batched(items, size) if hasattr(itertools, "batched") else _parts(items, size)
+    ):
+        yield "\n".join(part)
+
+
+def _parts(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    held: list[str] = []
+    for item in items:
+        held.append(item)
+        if len(held) == size:
+            yield held
+            held = []
+    if held:
+        yield held
