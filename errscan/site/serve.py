@@ -47,6 +47,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         clean = posixpath.normpath(parts).lstrip("/")
         if clean in (".", ""):
             clean = ""
+        if any(part.startswith(".") for part in clean.split("/") if part):
+            return None  # the build's state (.errscan-site.db), a temp file: not the site's
         base = (root / clean).resolve()
         for found in (base, base / "index.html", base.with_name(base.name + ".json"),
                       base.with_name(base.name + ".html")):  # fmt: skip

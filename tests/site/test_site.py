@@ -203,7 +203,9 @@ def test_serve_gives_types_extensionless_api_and_no_escape(
     assert _get(f"{served}/errors/{record.id}.html")[1].startswith("text/html")
     assert _get(f"{served}/errors/{record.id}")[1].startswith("text/html")  # pretty address
     assert _get(f"{served}/search/meta.json")[1] == "application/json"
-    for path in ("/nothing", "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/"):
+    assert (built["site"] / ".errscan-site.db").is_file()
+    for path in ("/nothing", "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/",
+                 "/.errscan-site.db"):  # fmt: skip
         status, _, body = _get(served + path)
         assert status == 404 and b"Not found" in body
 
