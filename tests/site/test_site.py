@@ -129,13 +129,17 @@ def test_a_repository_name_is_a_safe_path() -> None:
         assert "/" not in made and ".." not in made and "<" not in made
 
 
+def _copies(built: dict[str, Path], into: Path) -> tuple[Path, Path]:
+    """A copy of the built site and of its store, to change."""
+    shutil.copytree(built["site"], into / "site")
+    shutil.copy(built["db"], into / "errscan.db")
+    return into / "site", into / "errscan.db"
+
+
 def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
     built: dict[str, Path], tmp_path: Path
 ) -> None:
-    site = tmp_path / "copy"
-    shutil.copytree(built["site"], site)
-    db = tmp_path / "errscan.db"
-    shutil.copy(built["db"], db)
+    site, db = _copies(built, tmp_path)
     before = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
     report = errscan.build_site(site, db)
     assert report.written == [] and report.removed == []
@@ -299,10 +303,7 @@ def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
     from errscan.analyzer.store import Store, StoredEnrichment
     from errscan.enrichment import digest, facts
 
-    site = tmp_path / "site"
-    shutil.copytree(built["site"], site)
-    db = tmp_path / "errscan.db"
-    shutil.copy(built["db"], db)
+    site, db = _copies(built, tmp_path)
     lib = tmp_path / "lib"
     shutil.copytree(built["lib"], lib)
     # reworded, moved down, one removed, one added: then a scan, an enrichment, a rebuild
