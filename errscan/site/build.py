@@ -275,20 +275,21 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     gone = sorted(old - {path for path, _, _ in made})
     run.removed += writer.remove(gone)
     state.forget_files(gone)
+    known = set(state.files_of(SEARCH))
+    shards = known - {"search/meta.json"}
     if run.full_search:
         run.shards |= state.all_shards()
-        old_shards = set(state.files_of(SEARCH)) - {"search/meta.json"}
-        run.shards |= {p.removeprefix("search/").removesuffix(".json") for p in old_shards}
-    if run.shards or run.full_search:
-        written = search.write(state, sorted(run.shards), writer)
-        known = set(state.files_of(SEARCH))
-        state.made((path, "", SEARCH) for path in sorted(written) if path not in known)
-        empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
-        run.removed += writer.remove(p for p in empty if p in known)
-        state.forget_files([p for p in empty if p in known])
-        writer.put("search/meta.json", _json_search({"errors": state.count_errors()}))
-        if "search/meta.json" not in known:
-            state.made([("search/meta.json", "", SEARCH)])
+    else:  # shards no longer in the site are made again
+        shards = {p for p in shards if not (writer.root / p).is_file()}
+    run.shards |= {p.removeprefix("search/").removesuffix(".json") for p in shards}
+    written = search.write(state, sorted(run.shards), writer)
+    state.made((path, "", SEARCH) for path in sorted(written) if path not in known)
+    empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
+    run.removed += writer.remove(p for p in empty if p in known)
+    state.forget_files([p for p in empty if p in known])
+    writer.put("search/meta.json", _json_search({"errors": state.count_errors()}))
+    if "search/meta.json" not in known:
+        state.made([("search/meta.json", "", SEARCH)])
     _old_manifest(run)
 
 
