@@ -163,14 +163,27 @@ class Store:
             _check(where)
         elif not create:
             raise StoreError(f"no store at {where}")
-        try:
-            db = sqlite3.connect(where, timeout=_LOCK_WAIT, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            _migrate(db)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot use the store {where}: {exc}") from exc
-        return cls(db, where)
+        deadline = time.monotonic() + _LOCK_WAIT
+        while True:
+            db = None
+            try:
+                db = sqlite3.connect(where, timeout=_LOCK_WAIT, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA foreign_keys=ON")
+                _migrate(db)
+                return cls(db, where)
+            except sqlite3.OperationalError as exc:
+                # SQLite waits for a lock only where it can: a new store being made WAL,
+                # or migrated, by another errscan at once is met with "locked" at once
+                if db is not None:
+                    db.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise StoreError(f"cannot use the store {where}: {exc}") from exc
+                time.sleep(0.05)
+            except sqlite3.DatabaseError as exc:
+                if db is not None:
+                    db.close()
+                raise StoreError(f"cannot use the store {where}: {exc}") from exc
 
     def close(self) -> None:
         self.db.close()
