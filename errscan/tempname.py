@@ -1,5 +1,6 @@
 """A new file under a name no other process holds, for writing before a rename into place,
-and a whole file written so (write_atomically).
+a whole file written so (write_atomically), and text gathered into large writes
+(gathered).
 
 The standard library's `tempfile.mkstemp`, without its import (shutil, random and the
 compression modules: a few milliseconds of every warm rescan, which writes its output
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -41,3 +43,17 @@ def write_atomically(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def gathered(blocks: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """Blocks of text gathered into writes of at least `size` characters."""
+    pending: list[str] = []
+    held = 0
+    for block in blocks:
+        pending.append(block)
+        held += len(block)
+        if held >= size:
+            yield "".join(pending)
+            pending, held = [], 0
+    if pending:
+        yield "".join(pending)

@@ -16,7 +16,7 @@ from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
 from errscan.escape import csv_cell
 from errscan.models import ErrorRecord, FileError, ScanStats
-from errscan.tempname import mkstemp
+from errscan.tempname import gathered, mkstemp
 
 FORMATS = ("jsonl", "json", "sarif")
 EXPORT_FORMATS = (*FORMATS, "csv")
@@ -74,9 +74,9 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
     if fmt == "jsonl":
         blocks = getattr(scanned, "jsonl_blocks", None)
         if blocks is not None:  # a Scan: files' records as rendered, some kept from before
-            yield from _joined(blocks())
+            yield from gathered(blocks())
         else:
-            yield from _joined(jsonl_block([record]) for record in scanned)
+            yield from gathered(jsonl_block([record]) for record in scanned)
         for error in scanned.file_errors:
             yield _dumps({"type": "file_error", **error.to_dict()}) + "\n"
         return
@@ -116,20 +116,6 @@ def render(scanned: Scanned, fmt: str, version: str) -> Iterator[str]:
 def jsonl_block(records: Iterable[ErrorRecord]) -> str:
     """Records as jsonl lines, each ended by a newline."""
     return "".join(_dumps(record.to_dict()) + "\n" for record in records)
-
-
-def _joined(blocks: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
-    """Blocks of text gathered into writes of at least `size` characters."""
-    pending: list[str] = []
-    held = 0
-    for block in blocks:
-        pending.append(block)
-        held += len(block)
-        if held >= size:
-            yield "".join(pending)
-            pending, held = [], 0
-    if pending:
-        yield "".join(pending)
 
 
 def _member(name: str, value: Any, last: bool = False) -> str:

@@ -80,9 +80,8 @@ def digest(data: str, commit: str) -> str:
     """A stored record's digest, its commit (and so its URL's) left out: equal where the
     record is the same in two scans, so that what changed between two scans is read
     from an index, not from every record (the site's incremental build)."""
-    return hashlib.sha256(data.replace(commit, "").encode("utf-8", "surrogatepass")).hexdigest()[
-        :32
-    ]
+    text = data.replace(commit, "").encode("utf-8", "surrogatepass")
+    return hashlib.sha256(text).hexdigest()[:32]
 
 
 def _v5(db: sqlite3.Connection) -> None:
@@ -172,18 +171,15 @@ class Store:
                 db.execute("PRAGMA foreign_keys=ON")
                 _migrate(db)
                 return cls(db, where)
-            except sqlite3.OperationalError as exc:
-                # SQLite waits for a lock only where it can: a new store being made WAL,
-                # or migrated, by another errscan at once is met with "locked" at once
-                if db is not None:
-                    db.close()
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise StoreError(f"cannot use the store {where}: {exc}") from exc
-                time.sleep(0.05)
             except sqlite3.DatabaseError as exc:
                 if db is not None:
                     db.close()
-                raise StoreError(f"cannot use the store {where}: {exc}") from exc
+                # SQLite waits for a lock only where it can: a new store being made WAL,
+                # or migrated, by another errscan at once is met with "locked" at once
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if not locked or time.monotonic() > deadline:
+                    raise StoreError(f"cannot use the store {where}: {exc}") from exc
+                time.sleep(0.05)
 
     def close(self) -> None:
         self.db.close()

@@ -46,7 +46,7 @@ from errscan.site import page, search
 from errscan.site.highlight import Highlighter
 from errscan.site.render import cut, environment, pygments_css, render
 from errscan.site.state import SEARCH, Error, RepoState, State
-from errscan.tempname import mkstemp
+from errscan.tempname import gathered, mkstemp
 
 _OLD_MANIFEST = ".errscan-site.json"  # what builds before the state kept
 _STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
@@ -216,13 +216,11 @@ def build(
         built = {scan.repo for scan in scans}
         for name in state.repos():
             if name not in built:  # no longer stored, or not named
-                run.shards |= state.drop(state.ids(name))
-                state.forget_repo(name)
+                run.shards |= state.forget_repo(name)
                 _forget(run, name)
         summaries = []
         for scan in scans:
-            shared = _Shared(db, out, scan, version, build_id or version,
-                             f"repos/{slug(scan.repo)}/")  # fmt: skip
+            shared = _Shared(db, out, scan, version, build_id or version, _href(scan.repo))
             summaries.append(_repository(run, shared))
             report.repos += 1
             report.errors += summaries[-1]["count"]
@@ -240,9 +238,13 @@ def build(
     return report
 
 
+def _href(repo: str) -> str:
+    """A repository's page in the site."""
+    return f"repos/{slug(repo)}/"
+
+
 def _forget(run: _Build, repo: str) -> None:
-    """Remove the files of a repository (or the site's own, or the search's) the state
-    holds, and forget them."""
+    """Remove the files of a repository the state holds, and forget them."""
     paths = run.state.files_of(repo)
     run.removed += run.writer.remove(paths)
     run.state.forget_files(paths)
@@ -263,13 +265,12 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     root_view = {"root": "", "version": version}
     put("index.html", render("index.html", repos=summaries, **root_view))
     put("404.html", render("404.html", root="/", version=version))
-    index = {"repos": [{k: v for k, v in s.items() if k != "href"} for s in summaries]}
-    put("api/index.json", _json(index))
+    put("api/index.json", _json({"repos": summaries}))
     static = resources.files("errscan.site") / "static"
     for name in _STATIC:
         put(f"static/{name}", (static / name).read_bytes())
     put("static/pygments.css", pygments_css())
-    put("sitemap.xml", _sitemap(state, base_url, [s["href"] for s in summaries]))
+    put("sitemap.xml", _sitemap(state, base_url, [_href(s["name"]) for s in summaries]))
     old = set(state.files_of(""))
     state.made(item for item in made if item[0] not in old)
     gone = sorted(old - {path for path, _, _ in made})
@@ -287,9 +288,6 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
     run.removed += writer.remove(p for p in empty if p in known)
     state.forget_files([p for p in empty if p in known])
-    writer.put("search/meta.json", _json_search({"errors": state.count_errors()}))
-    if "search/meta.json" not in known:
-        state.made([("search/meta.json", "", SEARCH)])
     _old_manifest(run)
 
 
@@ -314,29 +312,17 @@ def _sitemap(state: State, base: str, repo_pages: list[str]) -> Iterator[str]:
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     yield '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
     pages = itertools.chain(["", *repo_pages], (page.error_path(i) for i in state.all_ids()))
-    for part in _batched(pages):
-        yield "".join(f"<url><loc>{escape(base + path)}</loc></url>\n" for path in part)
+    yield from gathered(f"<url><loc>{escape(base + path)}</loc></url>\n" for path in pages)
     yield "</urlset>\n"
 
 
-def _batched(items: Iterable[str]) -> Iterator[list[str]]:
-    held: list[str] = []
-    for item in items:
-        held.append(item)
-        if len(held) == 512:
-            yield held
-            held = []
-    if held:
-        yield held
+def _compact(value: object) -> str:
+    # compact: with an indent, json encodes in Python, a third of a build's time
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _json(value: object) -> str:
-    # compact: with an indent, json encodes in Python, a third of a build's time
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
-
-
-def _json_search(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _compact(value) + "\n"
 
 
 def _key(*parts: object) -> str:
@@ -344,21 +330,26 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _stamp(store: Store, scan: StoredScan) -> dict[str, Any]:
+def _stamp(store: Store, scans: Sequence[StoredScan], scan: StoredScan) -> dict[str, Any]:
     """What, besides its records, decides a repository's pages: the scans up to this
     one (a page's history), and how many enrichments its records have, and the latest's
     time."""
-    scans = [s.id for s in store.scans(scan.repo)]
-    upto = scans[: scans.index(scan.id) + 1] if scan.id in scans else scans
     count, latest, _ = store.enriched(scan)
-    return {"scans": _key(upto), "enriched": [count, latest]}
+    return {"scans": _upto(scans, scan.id), "enriched": [count, latest]}
+
+
+def _upto(scans: Sequence[StoredScan], scan_id: int) -> str | None:
+    """A key of the repository's scans up to this one; None where it is not among them."""
+    ids = [s.id for s in scans]
+    return _key(ids[: ids.index(scan_id) + 1]) if scan_id in ids else None
 
 
 def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
     """Make what changed of one repository's pages and JSON; its summary for the index."""
     store, state, scan = run.store, run.state, shared.scan
     before = state.repo(scan.repo)
-    stamp = _stamp(store, scan)
+    scans = store.scans(scan.repo)
+    stamp = _stamp(store, scans, scan)
     stamp_text = json.dumps(stamp, sort_keys=True)
     href = shared.href
     name = href[len("repos/") : -1]
@@ -367,8 +358,8 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
     same = before is not None and before.scan == scan.id and before.stamp == stamp_text
     if same and not lost and not run.missing & set(state.files_of(scan.repo)):
         assert before is not None
-        return {**before.summary, "href": href}
-    todo, gone, afresh = _todo(run, shared, before, stamp)
+        return before.summary
+    todo, gone, afresh = _todo(run, shared, before, stamp, scans)
     if afresh:
         state.begin_made()
     changed_briefs: set[str] = set()
@@ -395,27 +386,28 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
         stale = state.not_made(scan.repo, own)
         run.removed += run.writer.remove(stale)
         state.forget_files(stale)
-    summary = _summary(state, scan, name, href)
+    summary = _summary(state, scan, name)
     _lists(run, shared, summary, name)
     state.made((path, "", scan.repo) for path in own)
-    state.set_repo(scan.repo, scan.id, stamp_text,
-                   {k: v for k, v in summary.items() if k != "href"})  # fmt: skip
+    state.set_repo(scan.repo, scan.id, stamp_text, summary)
     return summary
 
 
 def _todo(
-    run: _Build, shared: _Shared, before: RepoState | None, stamp: dict[str, Any]
+    run: _Build,
+    shared: _Shared,
+    before: RepoState | None,
+    stamp: dict[str, Any],
+    scans: Sequence[StoredScan],
 ) -> tuple[list[str], list[str], bool]:
     """The errors of the scan whose pages are to be made (by file and line), the errors
     of the last build that the scan has not, and whether the repository is built afresh
     (every error made, its files not made again removed)."""
     store, state, scan = run.store, run.state, shared.scan
-    scans = store.scans(scan.repo)
     at = {s.id: i for i, s in enumerate(scans)}
     old = json.loads(before.stamp) if before is not None else {}
-    history = [s.id for s in scans[: at[before.scan] + 1]] if before and before.scan in at else []
-    if (before is None or not history or at[before.scan] > at[scan.id]
-            or _key(history) != old.get("scans")):  # fmt: skip
+    if (before is None or before.scan not in at or at[before.scan] > at[scan.id]
+            or _upto(scans, before.scan) != old.get("scans")):  # fmt: skip
         # never built, or the scans before the one built last changed: all afresh
         everything = [row[0] for row in store.briefs(scan)]
         held = set(everything)
@@ -501,12 +493,12 @@ def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
     return [chunk for chunk in chunks if chunk]
 
 
-def _summary(state: State, scan: StoredScan, name: str, href: str) -> dict[str, Any]:
+def _summary(state: State, scan: StoredScan, name: str) -> dict[str, Any]:
     kinds = state.counts(scan.repo, "kind")
     exceptions = state.counts(scan.repo, "exception")
     top = sorted(exceptions, key=lambda item: (-item[1], item[0]))[:3]
     return {
-        "name": scan.repo, "slug": name, "href": href, "commit": scan.commit,
+        "name": scan.repo, "slug": name, "commit": scan.commit,
         "commit_date": scan.commit_date, "count": sum(n for _, n in kinds),
         "kinds": [list(k) for k in kinds], "exceptions": [list(e) for e in top],
         "all_exceptions": [list(e) for e in exceptions], "api": f"api/repos/{name}.json",
@@ -528,16 +520,14 @@ def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> 
     }  # fmt: skip
     writer.stream(f"{href}index.html", environment().get_template("repo.html").generate(**values))
     ids = state.ids(shared.scan.repo)
-    writer.put(summary["api"], _json({**{k: v for k, v in summary.items() if k != "href"},
-                                      "ids": ids}))  # fmt: skip
+    writer.put(summary["api"], _json({**summary, "ids": ids}))
     del ids
     writer.stream(f"api/templates/{name}.json", _templates_json(state.templates(shared.scan.repo)))
 
 
 def _templates_json(rows: Iterable[str]) -> Iterator[str]:
     """templates() of the records whose rows these are, as _json writes it."""
-    yield '{"builtins":' + json.dumps(_builtins(), ensure_ascii=False, sort_keys=True,
-                                      separators=(",", ":")) + ',"records":['  # fmt: skip
+    yield '{"builtins":' + _compact(_builtins()) + ',"records":['
     for i, row in enumerate(rows):
         yield row if i == 0 else "," + row
     yield "]}\n"
@@ -635,22 +625,16 @@ def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
         id=record.id, repo=shared.scan.repo, file=record.file, line=record.line,
         exception=exception, kind=item["kind"], resolved=record.message is not None,
         brief=json.dumps(list(brief), ensure_ascii=False),
-        item=_ITEM.render(item=item, root="../" * shared.href.count("/")),
-        template=json.dumps(template_row(record), ensure_ascii=False, sort_keys=True,
-                            separators=(",", ":")),
+        item=_item_html(item, "../" * shared.href.count("/")),
+        template=_compact(template_row(record)),
         shown=json.dumps(shown), related=tuple(record.related),
         words=tuple(sorted((search.shard(w), w) for w in found)),
     )  # fmt: skip
 
 
-class _Item:
-    """The template of an error's line in a repository's lists (loaded on first use)."""
-
-    def render(self, **values: Any) -> str:
-        return str(environment().get_template("repo_item.html").render(**values)).strip("\n")
-
-
-_ITEM = _Item()
+def _item_html(item: dict[str, Any], root: str) -> str:
+    """An error's line in a repository's lists."""
+    return render("repo_item.html", item=item, root=root).strip("\n")
 
 
 def _item(brief: Brief) -> dict[str, Any]:

@@ -47,9 +47,10 @@ def shard(word: str) -> str:
 
 
 def write(state: State, shards: Iterable[str], writer: Writer) -> list[str]:
-    """Write these shards (`words/XY`, `docs/AB`) from the state; the paths of those
-    that hold anything (an empty shard is not written)."""
-    written = []
+    """Write these shards (`words/XY`, `docs/AB`) from the state, and meta.json; the
+    paths of those that hold anything (an empty shard is not written)."""
+    writer.put("search/meta.json", _dumps({"errors": state.count_errors()}))
+    written = ["search/meta.json"]
     for name in shards:
         kind, _, head = name.partition("/")
         if kind == "words":

@@ -18,7 +18,6 @@ only the files whose bytes change). A build that changes nothing writes nothing 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
@@ -26,6 +25,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from errscan.tempname import gathered
 
 NAME = ".errscan-site.db"
 SEARCH = "*search"  # the `repo` of the search index's files
@@ -75,6 +76,30 @@ class RepoState(NamedTuple):
     summary: dict[str, Any]
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    """The state's database at `path`, made where there is none, in a transaction;
+    DatabaseError where it is damaged or of another format."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = DELETE")
+        db.execute("PRAGMA temp_store = MEMORY")
+        db.execute("PRAGMA cache_size = -8192")
+        if not db.execute("SELECT name FROM sqlite_master").fetchall():
+            db.execute("BEGIN")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("INSERT INTO meta VALUES ('format', ?)", (_FORMAT,))
+            db.execute("COMMIT")
+        found = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        if found != (_FORMAT,):
+            raise sqlite3.DatabaseError("another format")
+        db.execute("BEGIN")
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
 class State:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -84,31 +109,11 @@ class State:
         """The state of the site at `out`, or a new one where there is none or it is
         damaged (then every file is made again and compared with what is there)."""
         path = out / NAME
-        for attempt in range(2):
-            try:
-                db = sqlite3.connect(path, isolation_level=None)
-                db.execute("PRAGMA journal_mode = DELETE")
-                db.execute("PRAGMA temp_store = MEMORY")
-                db.execute("PRAGMA cache_size = -8192")
-                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-                if not tables:
-                    db.execute("BEGIN")
-                    for statement in _SCHEMA:
-                        db.execute(statement)
-                    db.execute("INSERT INTO meta VALUES ('format', ?)", (_FORMAT,))
-                    db.execute("COMMIT")
-                found = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-                if found != (_FORMAT,):
-                    raise sqlite3.DatabaseError("another format")
-                db.execute("BEGIN")
-                return cls(db)
-            except sqlite3.DatabaseError:
-                with contextlib.suppress(UnboundLocalError, sqlite3.Error):
-                    db.close()
-                if attempt:
-                    raise
-                path.unlink(missing_ok=True)
-        raise AssertionError("unreachable")
+        try:
+            return cls(_connect(path))
+        except sqlite3.DatabaseError:
+            path.unlink(missing_ok=True)
+            return cls(_connect(path))
 
     def commit(self) -> None:
         self.db.execute("COMMIT")
@@ -189,15 +194,10 @@ class State:
                 names = os.listdir(out / folder)
             except OSError:
                 names = []
-            if len(names) == held:  # the usual case: the folder as the state has it
-                with contextlib.suppress(sqlite3.Error):
-                    present = self.db.execute(
-                        "SELECT count(*) FROM files WHERE path > ? AND path < ? AND path IN "
-                        "(SELECT value FROM json_each(?))",
-                        (*bounds, json.dumps([f"{folder}/{n}" for n in names[:1]])),
-                    ).fetchone()[0]
-                    if present == min(1, len(names)):
-                        continue
+            if len(names) == held:
+                # the usual case, the folder as the state has it, taken on its count (a
+                # page deleted and another file added since is not seen)
+                continue
             self.db.execute("CREATE TEMP TABLE IF NOT EXISTS present (path TEXT PRIMARY KEY)")
             self.db.execute("DELETE FROM temp.present")
             self.db.executemany("INSERT OR IGNORE INTO temp.present VALUES (?)",
@@ -226,24 +226,15 @@ class State:
         self.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?, ?, ?)",
                         (name, scan, stamp, text))  # fmt: skip
 
-    def forget_repo(self, name: str) -> None:
-        ids = self.ids(name)
-        self.drop(ids)
+    def forget_repo(self, name: str) -> set[str]:
+        """Forget a repository and its errors; the search shards they were in."""
         self.db.execute("DELETE FROM repos WHERE name = ?", (name,))
+        return self.drop(self.ids(name))
 
     # errors
     def ids(self, repo: str) -> list[str]:
         return [row[0] for row in self.db.execute(
             "SELECT id FROM errors WHERE repo = ? ORDER BY id", (repo,))]  # fmt: skip
-
-    def briefs(self, ids: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            found.update(self.db.execute(
-                f"SELECT id, brief FROM errors WHERE id IN ({marks})", part))  # fmt: skip
-        return found
 
     def linking(self, targets: Iterable[str]) -> set[str]:
         """The errors whose pages show one of these errors."""
@@ -318,7 +309,7 @@ class State:
     def grouped(self, repo: str, by: str) -> Iterator[tuple[str, int, Iterator[str]]]:
         """(name, count, items) of the repository's errors with a message, grouped by
         `file` or `exception`, each group's items by file and line (their lines of HTML
-        joined a few hundred at a time)."""
+        gathered into large blocks)."""
         column = {"file": "file", "exception": "exception"}[by]
         rows = self.db.execute(
             f"SELECT {column}, count(*) OVER (PARTITION BY {column}), item FROM errors "
@@ -326,14 +317,14 @@ class State:
             (repo,),
         )
         for (name, count), group in itertools.groupby(rows, key=lambda row: row[:2]):
-            yield name, count, _joined(row[2] for row in group)
+            yield name, count, gathered(f"{row[2]}\n" for row in group)
 
     def unresolved(self, repo: str) -> Iterator[str]:
         rows = self.db.execute(
             "SELECT item FROM errors WHERE repo = ? AND NOT resolved ORDER BY file, line, id",
             (repo,),
         )
-        return _joined(row[0] for row in rows)
+        return gathered(f"{row[0]}\n" for row in rows)
 
     def count_unresolved(self, repo: str) -> int:
         query = "SELECT count(*) FROM errors WHERE repo = ? AND NOT resolved"
@@ -382,22 +373,3 @@ class State:
         docs = {f"docs/{row[0]}" for row in self.db.execute(
             "SELECT DISTINCT substr(id, 1, 2) FROM errors")}  # fmt: skip
         return words | docs
-
-
-def _joined(items: Iterable[str], size: int = 256) -> Iterator[str]:
-    """The items as lines, `size` at a time."""
-    for part in (
-        itertools.batched(items, size) if hasattr(itertools, "batched") else _parts(items, size)
-    ):
-        yield "\n".join(part)
-
-
-def _parts(items: Iterable[str], size: int) -> Iterator[list[str]]:
-    held: list[str] = []
-    for item in items:
-        held.append(item)
-        if len(held) == size:
-            yield held
-            held = []
-    if held:
-        yield held
