@@ -627,7 +627,7 @@ def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
         brief=json.dumps(list(brief), ensure_ascii=False),
         item=_item_html(item, "../" * shared.href.count("/")),
         template=_compact(template_row(record)),
-        shown=json.dumps(shown), related=tuple(record.related),
+        shown=_compact(shown), related=tuple(record.related),
         words=tuple(sorted((search.shard(w), w) for w in found)),
     )  # fmt: skip
 

@@ -88,6 +88,10 @@ def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
         assert data["history"][-1]["commit"] == record.commit
     summary = json.loads((site / "api/repos/acme/engine.json").read_text())
     assert sorted(summary["ids"]) == sorted(r.id for r in records(built, "acme/engine"))
+    for shard in (site / "search").rglob("*.json"):  # compact JSON, as the shards were
+        text = shard.read_text()
+        compact = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        assert text == compact + "\n"
     assert "<loc>errors/" in (site / "sitemap.xml").read_text()
 
 
