@@ -38,7 +38,7 @@ seconds = time.perf_counter() - start
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(json.dumps({"seconds": seconds, "main_kb": own, "child_kb": children,
-                  "errors": report.errors, "written": len(report.written)}))
+                  "errors": report.errors, "written": report.written}))
 """
 
 

@@ -784,13 +784,16 @@ def build_site(
     *,
     base_url: str = "",
     jobs: int | None = None,
+    changed: Callable[[str, bool], None] | None = None,
 ) -> site_stage.Report:
     """Build the static site of the latest stored scan of each repository (of `repos`
     where named) into `out`, the error pages in `jobs` processes (default: the CPUs):
-    only files whose bytes change are written, its search index included."""
+    only files whose bytes change are written, its search index included. `changed` is
+    told the path of each file written (False) or removed (True), as it is: what a sync
+    or a cache purge needs, the report holding counts only."""
     path = Path(db) if db is not None else store_stage.default_path()
     return site_stage.build(path, Path(out), repos, version=__version__, build_id=_BUILD,
-                            base_url=base_url, jobs=jobs)  # fmt: skip
+                            base_url=base_url, jobs=jobs, changed=changed)  # fmt: skip
 
 
 def enrichment_of(

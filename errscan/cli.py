@@ -798,7 +798,7 @@ def site_command(
     if not quiet:
         click.echo(
             f"errscan: {report.repos} repositories, {report.errors} errors, {report.files} "
-            f"files; {len(report.written)} written, {len(report.removed)} removed, "
+            f"files; {report.written} written, {report.removed} removed, "
             f"{report.seconds:.2f}s",
             err=True,
         )

@@ -32,7 +32,7 @@ import multiprocessing
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -55,13 +55,16 @@ _WINDOW = 32  # chunks given to the workers at once
 _IN_PROCESS = 128  # errors to make below which no worker process is started
 
 
+Changed = Callable[[str, bool], None]  # told each file written (False) or removed (True)
+
+
 @dataclass
 class Report:
     repos: int = 0
     errors: int = 0
     files: int = 0  # files the site holds
-    written: list[str] = field(default_factory=list)  # written because their bytes changed
-    removed: list[str] = field(default_factory=list)
+    written: int = 0  # files written because their bytes changed
+    removed: int = 0
     seconds: float = 0.0
 
 
@@ -77,11 +80,19 @@ def slug(name: str) -> str:
 
 
 class _Writer:
-    """Writes a file only where its bytes differ from what is there."""
+    """Writes a file only where its bytes differ from what is there; counts the files
+    written and removed, and tells `changed` of each (the build holds no list of them)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, changed: Changed | None = None) -> None:
         self.root = root
-        self.written: list[str] = []
+        self.changed = changed
+        self.written = 0
+        self.removed = 0
+
+    def wrote(self, path: str) -> None:
+        self.written += 1
+        if self.changed is not None:
+            self.changed(path, False)
 
     def put(self, path: str, data: str | bytes) -> None:
         body = data.encode("utf-8") if isinstance(data, str) else data
@@ -113,17 +124,17 @@ class _Writer:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        self.written.append(path)
+        self.wrote(path)
 
-    def remove(self, paths: Iterable[str]) -> list[str]:
-        removed = []
+    def remove(self, paths: Iterable[str]) -> None:
         for path in paths:
             if ".." in path.split("/") or path.startswith("/"):
                 continue
             with contextlib.suppress(OSError):
                 (self.root / path).unlink()
-                removed.append(path)
-        return removed
+                self.removed += 1
+                if self.changed is not None:
+                    self.changed(path, True)
 
 
 def _same(target: Path, size: int, digest: bytes) -> bool:
@@ -174,7 +185,6 @@ class _Build:
     writer: _Writer
     jobs: int | None
     missing: set[str] = field(default_factory=set)  # files of the state the site has not
-    removed: list[str] = field(default_factory=list)
     shards: set[str] = field(default_factory=set)  # search shards to write again
     full_search: bool = False
 
@@ -188,10 +198,12 @@ def build(
     build_id: str = "",
     base_url: str = "",
     jobs: int | None = None,
+    changed: Changed | None = None,
 ) -> Report:
     """Build the site of the latest stored scan of each repository (of `repos` only,
-    where named) into `out`, the error pages in `jobs` processes (default: the CPUs).
-    `build_id` names errscan's code (a page's key holds it: new code, new pages)."""
+    where named) into `out`, the error pages in `jobs` processes (default: the CPUs),
+    telling `changed` of each file written or removed. `build_id` names errscan's code
+    (a page's key holds it: new code, new pages)."""
     started = time.perf_counter()
     report = Report()
     if not db.exists():
@@ -206,7 +218,7 @@ def build(
             if missing:
                 raise InputError(f"no stored scan of {missing[0]}")
             scans = [scan for scan in scans if scan.repo in set(repos)]
-        run = _Build(store, state, _Writer(out), jobs)
+        run = _Build(store, state, _Writer(out, changed), jobs)
         run.missing = set(state.missing(out, ["errors", "api/errors"]))
         key = _key(build_id or version, version)
         if state.meta("build") != key:
@@ -225,8 +237,7 @@ def build(
             report.repos += 1
             report.errors += summaries[-1]["count"]
         _site(run, summaries, version, base_url)
-        report.written = run.writer.written
-        report.removed = sorted(run.removed)
+        report.written, report.removed = run.writer.written, run.writer.removed
         report.files = state.count_files()
         state.commit()
     except BaseException:
@@ -246,7 +257,7 @@ def _href(repo: str) -> str:
 def _forget(run: _Build, repo: str) -> None:
     """Remove the files of a repository the state holds, and forget them."""
     paths = run.state.files_of(repo)
-    run.removed += run.writer.remove(paths)
+    run.writer.remove(paths)
     run.state.forget_files(paths)
 
 
@@ -274,7 +285,7 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     old = set(state.files_of(""))
     state.made(item for item in made if item[0] not in old)
     gone = sorted(old - {path for path, _, _ in made})
-    run.removed += writer.remove(gone)
+    writer.remove(gone)
     state.forget_files(gone)
     known = set(state.files_of(SEARCH))
     shards = known - {"search/meta.json"}
@@ -286,7 +297,7 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     written = search.write(state, sorted(run.shards), writer)
     state.made((path, "", SEARCH) for path in sorted(written) if path not in known)
     empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
-    run.removed += writer.remove(p for p in empty if p in known)
+    writer.remove(p for p in empty if p in known)
     state.forget_files([p for p in empty if p in known])
     _old_manifest(run)
 
@@ -301,7 +312,7 @@ def _old_manifest(run: _Build) -> None:
         return
     if isinstance(files, dict):
         known = set(run.state.keys([p for p in files if isinstance(p, str)]))
-        run.removed += run.writer.remove(p for p in sorted(files) if p not in known)
+        run.writer.remove(p for p in sorted(files) if p not in known)
     with contextlib.suppress(OSError):
         path.unlink()
 
@@ -371,20 +382,20 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
         for error in errors:
             briefed, shards = state.put(error)
             run.shards |= shards
-            if briefed:
+            if briefed and not afresh:
                 changed_briefs.add(error.id)
     run.shards |= state.drop(gone)
     gone_paths = [p for i in gone for p in (page.error_path(i), f"api/errors/{i}.json")]
-    run.removed += run.writer.remove(gone_paths)
+    run.writer.remove(gone_paths)
     state.forget_files(gone_paths)
-    # the pages that show an error whose brief changed, or that is no more
-    again = sorted(state.linking(changed_briefs | set(gone)) - set(todo) - set(gone))
-    for errors in _make(run, shared, again, afresh):
-        for error in errors:
-            state.put(error)
+    if todo is not None:  # the pages that show an error whose brief changed, or is no more
+        again = sorted(state.linking(changed_briefs | set(gone)) - set(todo) - set(gone))
+        for errors in _make(run, shared, again, afresh):
+            for error in errors:
+                state.put(error)
     if afresh:  # its files the last build made that this one did not
         stale = state.not_made(scan.repo, own)
-        run.removed += run.writer.remove(stale)
+        run.writer.remove(stale)
         state.forget_files(stale)
     summary = _summary(state, scan, name)
     _lists(run, shared, summary, name)
@@ -399,8 +410,8 @@ def _todo(
     before: RepoState | None,
     stamp: dict[str, Any],
     scans: Sequence[StoredScan],
-) -> tuple[list[str], list[str], bool]:
-    """The errors of the scan whose pages are to be made (by file and line), the errors
+) -> tuple[list[str] | None, list[str], bool]:
+    """The errors of the scan whose pages are to be made (None: all of them), the errors
     of the last build that the scan has not, and whether the repository is built afresh
     (every error made, its files not made again removed)."""
     store, state, scan = run.store, run.state, shared.scan
@@ -409,9 +420,7 @@ def _todo(
     if (before is None or before.scan not in at or at[before.scan] > at[scan.id]
             or _upto(scans, before.scan) != old.get("scans")):  # fmt: skip
         # never built, or the scans before the one built last changed: all afresh
-        everything = [row[0] for row in store.briefs(scan)]
-        held = set(everything)
-        return everything, [i for i in state.ids(scan.repo) if i not in held], True
+        return None, _missing(state.ids(scan.repo), store.ids(scan)), True
     wanted: set[str] = set()
     line = scans[at[before.scan] : at[scan.id] + 1]
     for older, newer in itertools.pairwise(line):
@@ -433,22 +442,39 @@ def _todo(
     return ids, sorted(gone), False
 
 
-def _make(run: _Build, shared: _Shared, ids: Sequence[str], afresh: bool) -> Iterator[list[Error]]:
-    """Make the pages of these errors whose keys changed, in workers where there are
-    many; the errors as the state keeps them, a chunk at a time."""
+def _missing(held: Iterable[str], kept: Iterable[str]) -> list[str]:
+    """The ids of `held` that `kept` has not, both in order (read, not held)."""
+    missing: list[str] = []
+    kept_ids = iter(kept)
+    kept_id = next(kept_ids, None)
+    for held_id in held:
+        while kept_id is not None and kept_id < held_id:
+            kept_id = next(kept_ids, None)
+        if held_id != kept_id:
+            missing.append(held_id)
+    return missing
+
+
+def _make(
+    run: _Build, shared: _Shared, ids: Sequence[str] | None, afresh: bool
+) -> Iterator[list[Error]]:
+    """Make the pages of these errors (None: all the scan's) whose keys changed, in
+    workers where there are many; the errors as the state keeps them, a chunk at a time."""
     global _WORK
-    if not ids:
+    if ids is not None and not ids:
         return
-    chunks = _chunks(Brief(*row) for row in run.store.briefs(shared.scan, list(ids)))
+    chunks = _chunks(Brief(*row) for row in run.store.briefs(shared.scan, ids))
+    first = list(itertools.islice(chunks, 2 * _WINDOW))
+    many = sum(map(len, first)) >= _IN_PROCESS
+    chunks = itertools.chain(first, chunks)
     _WORK = shared
     try:
-        workers = min(run.jobs or os.cpu_count() or 1, len(chunks))
-        if workers > 1 and len(ids) >= _IN_PROCESS:
+        workers = min(run.jobs or os.cpu_count() or 1, len(first))
+        if workers > 1 and many:
             context = multiprocessing.get_context("fork")
             with context.Pool(workers) as pool:
                 # the state is read in this thread only: a window of tasks at a time
-                for start in range(0, len(chunks), _WINDOW):
-                    window = chunks[start : start + _WINDOW]
+                while window := list(itertools.islice(chunks, _WINDOW)):
                     tasks = [(chunk, _old_keys(run, chunk)) for chunk in window]
                     yield from _collect(run, shared, pool.imap(_error_pages, tasks), afresh)
         else:
@@ -465,7 +491,8 @@ def _collect(
     afresh: bool,
 ) -> Iterator[list[Error]]:
     for keys, written, errors in done:
-        run.writer.written.extend(written)
+        for path in written:
+            run.writer.wrote(path)
         run.state.made((path, key, shared.scan.repo) for path, key in keys)
         if afresh:
             run.state.note_made(path for path, _ in keys)
@@ -483,14 +510,16 @@ def _paths(ids: Sequence[str]) -> list[str]:
     return [p for i in ids for p in (page.error_path(i), f"api/errors/{i}.json")]
 
 
-def _chunks(briefs: Iterable[Brief]) -> list[list[str]]:
-    """The records' ids in groups of about _CHUNK, whole files each."""
-    chunks: list[list[str]] = [[]]
+def _chunks(briefs: Iterable[Brief]) -> Iterator[list[str]]:
+    """The records' ids in groups of about _CHUNK, whole files each, as they are read."""
+    chunk: list[str] = []
     for _, group in itertools.groupby(briefs, key=lambda b: b.file):
-        if len(chunks[-1]) >= _CHUNK:
-            chunks.append([])
-        chunks[-1].extend(brief.id for brief in group)
-    return [chunk for chunk in chunks if chunk]
+        if len(chunk) >= _CHUNK:
+            yield chunk
+            chunk = []
+        chunk.extend(brief.id for brief in group)
+    if chunk:
+        yield chunk
 
 
 def _summary(state: State, scan: StoredScan, name: str) -> dict[str, Any]:
@@ -519,10 +548,27 @@ def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> 
         "config": {"templates": f"{root}api/templates/{name}.json", "root": root},
     }  # fmt: skip
     writer.stream(f"{href}index.html", environment().get_template("repo.html").generate(**values))
-    ids = state.ids(shared.scan.repo)
-    writer.put(summary["api"], _json({**summary, "ids": ids}))
-    del ids
+    writer.stream(summary["api"], _json_with(summary, "ids", state.ids(shared.scan.repo)))
     writer.stream(f"api/templates/{name}.json", _templates_json(state.templates(shared.scan.repo)))
+
+
+def _json_with(value: dict[str, Any], key: str, items: Iterable[str]) -> Iterator[str]:
+    """_json of `value` with `key` the list of these strings, streamed."""
+    yield "{"
+    for i, name in enumerate(sorted([*value, key])):
+        yield ("," if i else "") + _compact(name) + ":"
+        if name != key:
+            yield _compact(value[name])
+            continue
+        yield "["
+        yield from gathered(("," if j else "") + _string(item) for j, item in enumerate(items))
+        yield "]"
+    yield "}\n"
+
+
+def _string(text: str) -> str:
+    """_compact of a string; an id (letters and digits) as it is, in quotes."""
+    return f'"{text}"' if text.isascii() and text.isalnum() else _compact(text)
 
 
 def _templates_json(rows: Iterable[str]) -> Iterator[str]:
@@ -565,7 +611,8 @@ def _error_pages(
     assert _WORK is not None
     shared = _WORK
     ids, old = task
-    out = _Writer(shared.out)
+    written: list[str] = []
+    out = _Writer(shared.out, lambda path, _: written.append(path))
     store = Store.open(shared.db, create=False)
     keys: list[tuple[str, str]] = []
     errors: list[Error] = []
@@ -610,7 +657,7 @@ def _error_pages(
                 out.put(f"api/errors/{record.id}.json", _json(_api_error(record, history, found)))
     finally:
         store.close()
-    return keys, out.written, errors
+    return keys, written, errors
 
 
 def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:

@@ -82,8 +82,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode = DELETE")
-        db.execute("PRAGMA temp_store = MEMORY")
-        db.execute("PRAGMA cache_size = -8192")
+        db.execute("PRAGMA temp_store = FILE")
+        db.execute("PRAGMA cache_size = -2048")
         if not db.execute("SELECT name FROM sqlite_master").fetchall():
             db.execute("BEGIN")
             for statement in _SCHEMA:
@@ -229,12 +229,13 @@ class State:
     def forget_repo(self, name: str) -> set[str]:
         """Forget a repository and its errors; the search shards they were in."""
         self.db.execute("DELETE FROM repos WHERE name = ?", (name,))
-        return self.drop(self.ids(name))
+        return self.drop(list(self.ids(name)))
 
     # errors
-    def ids(self, repo: str) -> list[str]:
-        return [row[0] for row in self.db.execute(
-            "SELECT id FROM errors WHERE repo = ? ORDER BY id", (repo,))]  # fmt: skip
+    def ids(self, repo: str) -> Iterator[str]:
+        """The repository's errors' ids, in order, as read."""
+        rows = self.db.execute("SELECT id FROM errors WHERE repo = ? ORDER BY id", (repo,))
+        return (row[0] for row in rows)
 
     def linking(self, targets: Iterable[str]) -> set[str]:
         """The errors whose pages show one of these errors."""
@@ -309,15 +310,18 @@ class State:
     def grouped(self, repo: str, by: str) -> Iterator[tuple[str, int, Iterator[str]]]:
         """(name, count, items) of the repository's errors with a message, grouped by
         `file` or `exception`, each group's items by file and line (their lines of HTML
-        gathered into large blocks)."""
+        gathered into large blocks). Read in an index's order: no sort held in memory."""
         column = {"file": "file", "exception": "exception"}[by]
+        order = "file, line, id" if column == "file" else "exception, file, line, id"
+        counts = self.db.execute(
+            f"SELECT {column}, count(*) FROM errors WHERE repo = ? AND resolved "
+            f"GROUP BY {column} ORDER BY {column}", (repo,)).fetchall()  # fmt: skip
         rows = self.db.execute(
-            f"SELECT {column}, count(*) OVER (PARTITION BY {column}), item FROM errors "
-            f"WHERE repo = ? AND resolved ORDER BY {column}, file, line, id",
-            (repo,),
-        )
-        for (name, count), group in itertools.groupby(rows, key=lambda row: row[:2]):
-            yield name, count, gathered(f"{row[2]}\n" for row in group)
+            f"SELECT {column}, item FROM errors WHERE repo = ? AND resolved "
+            f"ORDER BY {order}", (repo,))  # fmt: skip
+        groups = itertools.groupby(rows, key=lambda row: row[0])
+        for (name, count), (_, group) in zip(counts, groups, strict=True):
+            yield name, count, gathered(f"{row[1]}\n" for row in group)
 
     def unresolved(self, repo: str) -> Iterator[str]:
         rows = self.db.execute(

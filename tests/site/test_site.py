@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -12,12 +13,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import errscan
 from errscan.cli import cli
@@ -40,6 +43,28 @@ def check(value):
 def hostile():
     raise RuntimeError({HOSTILE!r})
 """
+
+
+class Changes:
+    """What a build wrote and removed, in order, as it told them (build_site's `changed`)."""
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+        self.removed: list[str] = []
+        self.files = 0  # the report's
+
+    def __call__(self, path: str, removed: bool) -> None:
+        (self.removed if removed else self.written).append(path)
+
+
+def build(site: Path, db: Path, repos: Sequence[str] = ()) -> Changes:
+    """Build the site; what it wrote and removed, checked against the report's counts."""
+    changes = Changes()
+    report = errscan.build_site(site, db, repos, changed=changes)
+    assert (report.written, report.removed) == (len(changes.written), len(changes.removed))
+    assert len(set(changes.written)) == len(changes.written)
+    changes.files = report.files
+    return changes
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -86,8 +111,18 @@ def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
         data = json.loads((site / "api" / "errors" / f"{record.id}.json").read_text())
         assert data["record"] == record.to_dict()
         assert data["history"][-1]["commit"] == record.commit
-    summary = json.loads((site / "api/repos/acme/engine.json").read_text())
-    assert sorted(summary["ids"]) == sorted(r.id for r in records(built, "acme/engine"))
+    text = (site / "api/repos/acme/engine.json").read_text()  # streamed, as json writes it
+    summary = json.loads(text)
+    assert summary["ids"] == sorted(r.id for r in records(built, "acme/engine"))
+    assert text == json.dumps(summary, ensure_ascii=False, sort_keys=True,
+                              separators=(",", ":")) + "\n"  # fmt: skip
+    for name in ("engine", "weights"):  # each group's count is that of its items
+        html = (site / f"repos/acme/{name}/index.html").read_text()
+        groups = re.findall(r'<summary>[^<]*<span class="muted">\((\d+)\)</span></summary>\n'
+                            r'<ul class="errors">\n(.*?)</ul>', html, re.S)  # fmt: skip
+        resolved = [r for r in records(built, f"acme/{name}") if r.message is not None]
+        assert groups and sum(int(n) for n, _ in groups) == 2 * len(resolved)
+        assert all(int(n) == items.count("<li") for n, items in groups)
     for shard in (site / "search").rglob("*.json"):  # compact JSON, as the shards were
         text = shard.read_text()
         compact = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
@@ -145,7 +180,7 @@ def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
 ) -> None:
     site, db = _copies(built, tmp_path)
     before = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
-    report = errscan.build_site(site, db)
+    report = build(site, db)
     assert report.written == [] and report.removed == []
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == before
     # a new commit of one repository: its changed pages, and what lists them
@@ -158,7 +193,7 @@ def test_an_unchanged_store_writes_nothing_and_a_commit_rewrites_little(
                        "--repo-name", "acme/weights",
                        "--cache-dir", str(built["cache"]))  # fmt: skip
     assert code == 0, err
-    report = errscan.build_site(site, db)
+    report = build(site, db)
     reworded = next(r for r in records({"db": db}, "acme/weights") if r.function == "check")
     assert f"errors/{reworded.id}.html" in report.written
     assert not any(p.startswith("errors/") and "acme" in p for p in report.written)
@@ -327,8 +362,8 @@ def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
         {"what_it_means": "It means <b>this</b>.", "solutions": [], "common_situations": ""},
         1, 1, 1.0))  # fmt: skip
     store.close()
-    report = errscan.build_site(site, db)
-    fresh = errscan.build_site(tmp_path / "fresh", db)
+    report = build(site, db)
+    fresh = build(tmp_path / "fresh", db)
     assert _files(site) == _files(tmp_path / "fresh")
     assert report.files == fresh.files and len(report.written) < len(fresh.written) / 2
     # the enriched page, and not the other pages of its repository
@@ -342,11 +377,11 @@ def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
     shard = next((site / "search/words").iterdir())
     shard.unlink()
     shard_path = shard.relative_to(site).as_posix()
-    assert errscan.build_site(site, db).written == [f"errors/{engine[1].id}.html", shard_path]
+    assert build(site, db).written == [f"errors/{engine[1].id}.html", shard_path]
     (site / ".errscan-site.db").write_bytes(b"not a database" * 64)
-    report = errscan.build_site(site, db)
+    report = build(site, db)
     assert report.written == [] and _files(site) == _files(tmp_path / "fresh")
-    assert errscan.build_site(site, db).written == []
+    assert build(site, db).written == []
 
 
 def test_a_site_of_one_repository_removes_the_others(
@@ -355,7 +390,7 @@ def test_a_site_of_one_repository_removes_the_others(
     site = tmp_path / "site"
     shutil.copytree(built["site"], site)
     weights = records(built, "acme/weights")
-    report = errscan.build_site(site, built["db"], ["acme/engine"])
+    report = build(site, built["db"], ["acme/engine"])
     assert f"errors/{weights[0].id}.html" in report.removed
     assert not (site / "repos/acme/weights/index.html").exists()
     assert _files(site) == _files(_fresh(built, tmp_path / "fresh", ["acme/engine"]))
@@ -364,3 +399,13 @@ def test_a_site_of_one_repository_removes_the_others(
 def _fresh(built: dict[str, Path], out: Path, repos: list[str]) -> Path:
     errscan.build_site(out, built["db"], repos)
     return out
+
+
+@given(st.sets(st.text("0123456789abcdef", min_size=1, max_size=3)),
+       st.sets(st.text("0123456789abcdef", min_size=1, max_size=3)))  # fmt: skip
+def test_the_errors_no_more_are_found_by_merging_two_ordered_reads(
+    held: set[str], kept: set[str]
+) -> None:
+    from errscan.site.build import _missing
+
+    assert _missing(iter(sorted(held)), iter(sorted(kept))) == sorted(held - kept)
