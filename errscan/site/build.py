@@ -548,7 +548,7 @@ def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> 
         "config": {"templates": f"{root}api/templates/{name}.json", "root": root},
     }  # fmt: skip
     writer.stream(f"{href}index.html", environment().get_template("repo.html").generate(**values))
-    writer.stream(summary["api"], _json_with(summary, "ids", state.ids(shared.scan.repo)))
+    writer.stream(summary["api"], _json_with(summary, "ids", run.store.ids(shared.scan)))
     writer.stream(f"api/templates/{name}.json", _templates_json(state.templates(shared.scan.repo)))
 
 

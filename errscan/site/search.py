@@ -19,10 +19,13 @@ full rebuild of 5,000 pages took 8 s and 206 MB here) would.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol
+
+from errscan.tempname import gathered
 
 if TYPE_CHECKING:
     from errscan.site.state import State
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 
 class Writer(Protocol):
     def put(self, path: str, data: str | bytes) -> None: ...
+
+    def stream(self, path: str, chunks: Iterable[str | bytes]) -> None: ...
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -48,32 +53,44 @@ def shard(word: str) -> str:
 
 def write(state: State, shards: Iterable[str], writer: Writer) -> list[str]:
     """Write these shards (`words/XY`, `docs/AB`) from the state, and meta.json; the
-    paths of those that hold anything (an empty shard is not written)."""
+    paths of those that hold anything (an empty shard is not written). Each is streamed
+    from the state as read: memory holds no shard, nor a word's list of errors."""
     writer.put("search/meta.json", _dumps({"errors": state.count_errors()}))
     written = ["search/meta.json"]
     for name in shards:
         kind, _, head = name.partition("/")
         if kind == "words":
-            # a word is letters and digits: nothing of it to escape in JSON
-            parts = [f'"{word}":{_ids(ids)}' for word, ids in state.shard_words(head)]
+            parts = _posting_lists(state.shard_words(head))
         elif kind == "docs":
-            parts = [f"{_dumps(error_id)[:-1]}:{shown}"
-                     for error_id, shown in state.shard_docs(head)]  # fmt: skip
+            parts = (f"{',' if i else ''}{_string(error_id)}:{shown}"
+                     for i, (error_id, shown) in enumerate(state.shard_docs(head)))  # fmt: skip
         else:
             continue
-        if parts:
-            path = f"search/{name}.json"
-            writer.put(path, "{" + ",".join(parts) + "}\n")
-            written.append(path)
+        first = next(parts, None)
+        if first is None:
+            continue
+        path = f"search/{name}.json"
+        writer.stream(path, gathered(itertools.chain(["{", first], parts, ["}\n"])))
+        written.append(path)
     return written
 
 
-def _ids(ids: list[str]) -> str:
-    """A JSON array of these ids (JSON as _dumps writes it)."""
-    joined = '","'.join(ids)
-    if '"' in joined or "\\" in joined or not joined.isprintable():
-        return _dumps(ids)[:-1]
-    return f'["{joined}"]'
+def _posting_lists(rows: Iterable[tuple[str, str]]) -> Iterator[str]:
+    """`"word":["id",...]` of each word of these (word, id) rows, comma-separated, in
+    parts: a word of many errors in several."""
+    for i, (word, group) in enumerate(itertools.groupby(rows, key=lambda row: row[0])):
+        # a word is letters and digits: nothing of it to escape in JSON
+        yield f'{"," if i else ""}"{word}":['
+        ids = (_string(row[1]) for row in group)
+        yield ",".join(itertools.islice(ids, 1024))
+        while part := ",".join(itertools.islice(ids, 1024)):
+            yield "," + part
+        yield "]"
+
+
+def _string(text: str) -> str:
+    """A JSON string as _dumps writes it; an id (letters and digits) as it is."""
+    return f'"{text}"' if text.isascii() and text.isalnum() else _dumps(text)[:-1]
 
 
 def _dumps(value: object) -> str:
