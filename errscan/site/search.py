@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol
@@ -78,14 +79,22 @@ def write(state: State, shards: Iterable[str], writer: Writer) -> list[str]:
 def _posting_lists(rows: Iterable[tuple[str, str]]) -> Iterator[str]:
     """`"word":["id",...]` of each word of these (word, id) rows, comma-separated, in
     parts: a word of many errors in several."""
-    for i, (word, group) in enumerate(itertools.groupby(rows, key=lambda row: row[0])):
+    for i, (word, group) in enumerate(itertools.groupby(rows, key=operator.itemgetter(0))):
         # a word is letters and digits: nothing of it to escape in JSON
         yield f'{"," if i else ""}"{word}":['
-        ids = (_string(row[1]) for row in group)
-        yield ",".join(itertools.islice(ids, 1024))
-        while part := ",".join(itertools.islice(ids, 1024)):
-            yield "," + part
+        comma = ""
+        while ids := [row[1] for row in itertools.islice(group, 1024)]:
+            yield comma + _strings(ids)
+            comma = ","
         yield "]"
+
+
+def _strings(texts: list[str]) -> str:
+    """These strings in JSON, comma-separated (ids, letters and digits, as they are)."""
+    plain = "".join(texts)
+    if not (plain.isascii() and plain.isalnum()):
+        return ",".join(_dumps(text)[:-1] for text in texts)
+    return '"' + '","'.join(texts) + '"'
 
 
 def _string(text: str) -> str:
