@@ -561,14 +561,10 @@ def _json_with(value: dict[str, Any], key: str, items: Iterable[str]) -> Iterato
             yield _compact(value[name])
             continue
         yield "["
-        yield from gathered(("," if j else "") + _string(item) for j, item in enumerate(items))
+        strings = (("," if j else "") + search.json_string(i) for j, i in enumerate(items))
+        yield from gathered(strings)
         yield "]"
     yield "}\n"
-
-
-def _string(text: str) -> str:
-    """_compact of a string; an id (letters and digits) as it is, in quotes."""
-    return f'"{text}"' if text.isascii() and text.isalnum() else _compact(text)
 
 
 def _templates_json(rows: Iterable[str]) -> Iterator[str]:

@@ -63,7 +63,7 @@ def write(state: State, shards: Iterable[str], writer: Writer) -> list[str]:
         if kind == "words":
             parts = _posting_lists(state.shard_words(head))
         elif kind == "docs":
-            parts = (f"{',' if i else ''}{_string(error_id)}:{shown}"
+            parts = (f"{',' if i else ''}{json_string(error_id)}:{shown}"
                      for i, (error_id, shown) in enumerate(state.shard_docs(head)))  # fmt: skip
         else:
             continue
@@ -97,7 +97,7 @@ def _strings(texts: list[str]) -> str:
     return '"' + '","'.join(texts) + '"'
 
 
-def _string(text: str) -> str:
+def json_string(text: str) -> str:
     """A JSON string as _dumps writes it; an id (letters and digits) as it is."""
     return f'"{text}"' if text.isascii() and text.isalnum() else _dumps(text)[:-1]
 

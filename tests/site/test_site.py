@@ -409,3 +409,14 @@ def test_the_errors_no_more_are_found_by_merging_two_ordered_reads(
     from errscan.site.build import _missing
 
     assert _missing(iter(sorted(held)), iter(sorted(kept))) == sorted(held - kept)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z0-9]{1,4}", fullmatch=True),
+                       st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=2100,
+                                unique=True).map(sorted), max_size=4))  # fmt: skip
+def test_a_shards_posting_lists_are_json_as_json_writes_it(lists: dict[str, list[str]]) -> None:
+    from errscan.site.search import _posting_lists
+
+    rows = [(word, i) for word in sorted(lists) for i in lists[word]]
+    text = "{" + "".join(_posting_lists(rows)) + "}"
+    assert text == json.dumps(lists, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
