@@ -367,10 +367,11 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
     own = [f"{href}index.html", f"api/repos/{name}.json", f"api/templates/{name}.json"]
     lost = [p for p in own if not (shared.out / p).is_file()]
     same = before is not None and before.scan == scan.id and before.stamp == stamp_text
-    if same and not lost and not run.missing & set(state.files_of(scan.repo)):
+    if same and not lost and not (run.missing and run.missing & set(state.files_of(scan.repo))):
         assert before is not None
         return before.summary
-    todo, gone, afresh = _todo(run, shared, before, stamp, scans)
+    todo, gone = _todo(run, shared, before, stamp, scans)
+    afresh = todo is None  # every error made, its files not made again removed
     if afresh:
         state.begin_made()
     changed_briefs: set[str] = set()
@@ -385,7 +386,7 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
             if briefed and not afresh:
                 changed_briefs.add(error.id)
     run.shards |= state.drop(gone)
-    gone_paths = [p for i in gone for p in (page.error_path(i), f"api/errors/{i}.json")]
+    gone_paths = _paths(gone)
     run.writer.remove(gone_paths)
     state.forget_files(gone_paths)
     if todo is not None:  # the pages that show an error whose brief changed, or is no more
@@ -410,17 +411,16 @@ def _todo(
     before: RepoState | None,
     stamp: dict[str, Any],
     scans: Sequence[StoredScan],
-) -> tuple[list[str] | None, list[str], bool]:
-    """The errors of the scan whose pages are to be made (None: all of them), the errors
-    of the last build that the scan has not, and whether the repository is built afresh
-    (every error made, its files not made again removed)."""
+) -> tuple[list[str] | None, list[str]]:
+    """The errors of the scan whose pages are to be made (None: all of them, the
+    repository built afresh), and the errors of the last build that the scan has not."""
     store, state, scan = run.store, run.state, shared.scan
     at = {s.id: i for i, s in enumerate(scans)}
     old = json.loads(before.stamp) if before is not None else {}
     if (before is None or before.scan not in at or at[before.scan] > at[scan.id]
             or _upto(scans, before.scan) != old.get("scans")):  # fmt: skip
         # never built, or the scans before the one built last changed: all afresh
-        return None, _missing(state.ids(scan.repo), store.ids(scan)), True
+        return None, _missing(state.ids(scan.repo), store.ids(scan))
     wanted: set[str] = set()
     line = scans[at[before.scan] : at[scan.id] + 1]
     for older, newer in itertools.pairwise(line):
@@ -439,7 +439,7 @@ def _todo(
         if folder in ("errors", "api/errors"):
             wanted.add(file_name.rsplit(".", 1)[0])
     ids = [row[0] for row in store.briefs(scan, sorted(wanted))]  # those the scan holds
-    return ids, sorted(gone), False
+    return ids, sorted(gone)
 
 
 def _missing(held: Iterable[str], kept: Iterable[str]) -> list[str]:
