@@ -46,7 +46,7 @@ from errscan.site import page, search
 from errscan.site.highlight import Highlighter
 from errscan.site.render import cut, environment, pygments_css, render
 from errscan.site.state import SEARCH, Error, RepoState, State
-from errscan.tempname import gathered, mkstemp
+from errscan.tempname import mkstemp
 
 _OLD_MANIFEST = ".errscan-site.json"  # what builds before the state kept
 _STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
@@ -94,16 +94,29 @@ class _Writer:
         if self.changed is not None:
             self.changed(path, False)
 
-    def put(self, path: str, data: str | bytes) -> None:
+    def put(self, path: str, data: str | bytes) -> str:
+        """Write the file (where its bytes change); its digest."""
         body = data.encode("utf-8") if isinstance(data, str) else data
         with contextlib.suppress(OSError):
             target = self.root / path
             if target.stat().st_size == len(body) and target.read_bytes() == body:
-                return
-        self.stream(path, [body])
+                return hashlib.sha256(body).hexdigest()
+        return self.stream(path, [body])
 
-    def stream(self, path: str, chunks: Iterable[str | bytes]) -> None:
-        """Write the file from its parts, as they come: one part is held at a time."""
+    def read(self, path: str, digest: str) -> str | None:
+        """The file's text where its digest is this one (as this build's writer left
+        it); None where it is not, or cannot be read."""
+        try:
+            body = (self.root / path).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(body).hexdigest() != digest:
+            return None
+        return body.decode("utf-8", "surrogateescape")
+
+    def stream(self, path: str, chunks: Iterable[str | bytes]) -> str:
+        """Write the file from its parts, as they come (one part is held at a time),
+        where its bytes change; its digest."""
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
@@ -117,7 +130,7 @@ class _Writer:
                 size = out.tell()
             if _same(target, size, made.digest()):
                 os.unlink(tmp)
-                return
+                return made.hexdigest()
             os.chmod(tmp, 0o644)
             os.replace(tmp, target)
         except BaseException:
@@ -125,6 +138,7 @@ class _Writer:
                 os.unlink(tmp)
             raise
         self.wrote(path)
+        return made.hexdigest()
 
     def remove(self, paths: Iterable[str]) -> None:
         for path in paths:
@@ -294,8 +308,10 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     else:  # shards no longer in the site are made again
         shards = {p for p in shards if not (writer.root / p).is_file()}
     run.shards |= {p.removeprefix("search/").removesuffix(".json") for p in shards}
-    written = search.write(state, sorted(run.shards), writer)
-    state.made((path, "", SEARCH) for path in sorted(written) if path not in known)
+    paths = sorted(f"search/{shard}.json" for shard in run.shards)
+    digests = {} if run.full_search else state.keys(paths)
+    written = search.write(state, sorted(run.shards), writer, digests)
+    state.made((path, digest, SEARCH) for path, digest in sorted(written.items()))
     empty = sorted({f"search/{s}.json" for s in run.shards} - set(written))
     writer.remove(p for p in empty if p in known)
     state.forget_files([p for p in empty if p in known])
@@ -322,8 +338,16 @@ def _sitemap(state: State, base: str, repo_pages: list[str]) -> Iterator[str]:
 
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     yield '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-    pages = itertools.chain(["", *repo_pages], (page.error_path(i) for i in state.all_ids()))
-    yield from gathered(f"<url><loc>{escape(base + path)}</loc></url>\n" for path in pages)
+    yield from (f"<url><loc>{escape(base + path)}</loc></url>\n" for path in ["", *repo_pages])
+    before, after = page.error_path("\0").split("\0")  # an error's address about its id
+    head, tail = f"<url><loc>{escape(base + before)}", f"{escape(after)}</loc></url>\n"
+    ids = state.all_ids()
+    while part := list(itertools.islice(ids, 1024)):
+        if "".join(part).isalnum() and "".join(part).isascii():  # nothing to escape
+            yield head + (tail + head).join(part) + tail
+        else:
+            yield "".join(f"<url><loc>{escape(base + page.error_path(i))}</loc></url>\n"
+                          for i in part)  # fmt: skip
     yield "</urlset>\n"
 
 
@@ -463,13 +487,16 @@ def _make(
     global _WORK
     if ids is not None and not ids:
         return
-    chunks = _chunks(Brief(*row) for row in run.store.briefs(shared.scan, ids))
+    jobs = run.jobs or os.cpu_count() or 1
+    # a few errors: chunks small enough that every worker has a share
+    size = _CHUNK if ids is None else max(1, min(_CHUNK, len(ids) // (8 * jobs)))
+    chunks = _chunks((Brief(*row) for row in run.store.briefs(shared.scan, ids)), size)
     first = list(itertools.islice(chunks, 2 * _WINDOW))
     many = sum(map(len, first)) >= _IN_PROCESS
     chunks = itertools.chain(first, chunks)
     _WORK = shared
     try:
-        workers = min(run.jobs or os.cpu_count() or 1, len(first))
+        workers = min(jobs, len(first))
         if workers > 1 and many:
             context = multiprocessing.get_context("fork")
             with context.Pool(workers) as pool:
@@ -510,11 +537,11 @@ def _paths(ids: Sequence[str]) -> list[str]:
     return [p for i in ids for p in (page.error_path(i), f"api/errors/{i}.json")]
 
 
-def _chunks(briefs: Iterable[Brief]) -> Iterator[list[str]]:
-    """The records' ids in groups of about _CHUNK, whole files each, as they are read."""
+def _chunks(briefs: Iterable[Brief], size: int = _CHUNK) -> Iterator[list[str]]:
+    """The records' ids in groups of about `size`, whole files each, as they are read."""
     chunk: list[str] = []
     for _, group in itertools.groupby(briefs, key=lambda b: b.file):
-        if len(chunk) >= _CHUNK:
+        if len(chunk) >= size:
             yield chunk
             chunk = []
         chunk.extend(brief.id for brief in group)
@@ -538,6 +565,7 @@ def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> 
     """The repository's page, its JSON and its templates for the paste box, from the
     state: each streamed into its file."""
     state, writer, href = run.state, run.writer, shared.href
+    state.make_parts(shared.scan.repo)
     root = "../" * href.count("/")
     values = {
         "repo": summary, "root": root, "version": shared.version,
@@ -561,17 +589,20 @@ def _json_with(value: dict[str, Any], key: str, items: Iterable[str]) -> Iterato
             yield _compact(value[name])
             continue
         yield "["
-        strings = (("," if j else "") + search.json_string(i) for j, i in enumerate(items))
-        yield from gathered(strings)
+        strings, comma = iter(items), ""
+        while part := list(itertools.islice(strings, 1024)):
+            yield comma + search.json_strings(part)
+            comma = ","
         yield "]"
     yield "}\n"
 
 
-def _templates_json(rows: Iterable[str]) -> Iterator[str]:
-    """templates() of the records whose rows these are, as _json writes it."""
+def _templates_json(parts: Iterable[str]) -> Iterator[str]:
+    """templates() of the records whose rows these are (comma-separated, in parts), as
+    _json writes it."""
     yield '{"builtins":' + _compact(_builtins()) + ',"records":['
-    for i, row in enumerate(rows):
-        yield row if i == 0 else "," + row
+    for i, part in enumerate(parts):
+        yield part if i == 0 else "," + part
     yield "]}\n"
 
 

@@ -8,6 +8,8 @@
     errors   each error as the lists, the search and the paste box show it, by repository
     links    which error's page shows which other error (its related errors)
     words    the search index's words, by shard
+    parts    each file's part of its repository's lists and templates (its errors'
+             lines joined): what the repository's page is joined from
 
 A rebuild asks the store only what changed since the scan recorded here, and makes the
 repository's lists, JSON and search shards from these tables: its work follows what
@@ -26,11 +28,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from errscan.tempname import gathered
-
 NAME = ".errscan-site.db"
 SEARCH = "*search"  # the `repo` of the search index's files
-_FORMAT = "1"
+_FORMAT = "2"
+_PATCH_LIMIT = 20_000  # words of errors changed past which shards are made whole (memory)
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE files (path TEXT PRIMARY KEY, key TEXT NOT NULL, repo TEXT NOT NULL)",
@@ -49,7 +50,13 @@ _SCHEMA = (
     "CREATE TABLE words (shard TEXT NOT NULL, word TEXT NOT NULL, id TEXT NOT NULL)",
     "CREATE INDEX words_shard ON words (shard, word, id)",
     "CREATE INDEX words_id ON words (id)",
+    # section: file, exception (name: the exception), unresolved or templates
+    "CREATE TABLE parts (repo TEXT NOT NULL, section TEXT NOT NULL, name TEXT NOT NULL, "
+    "file TEXT NOT NULL, count INTEGER NOT NULL, body TEXT NOT NULL, "
+    "PRIMARY KEY (repo, section, name, file))",
+    "CREATE INDEX parts_file ON parts (repo, file)",
 )
+_DIRTY_LIMIT = 5_000  # files of a repository changed past which all its parts are made
 
 
 class Error(NamedTuple):
@@ -103,6 +110,13 @@ def _connect(path: Path) -> sqlite3.Connection:
 class State:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        # what changed in each words shard since the last build, word by word: which
+        # errors it now has (True) or no longer has (False); None past _PATCH_LIMIT
+        self.patches: dict[str, dict[str, dict[str, bool]]] | None = {}
+        self._patched = 0
+        self.anew: set[str] = set()  # words shards to make whole (a repository added)
+        # the files whose parts changed, by repository; None: all its files
+        self.dirty: dict[str, set[str] | None] = {}
 
     @classmethod
     def open(cls, out: Path) -> State:
@@ -135,8 +149,9 @@ class State:
 
     def forget_pages(self) -> None:
         """Every repository as never built (the files stay known, to compare and remove)."""
-        for table in ("repos", "errors", "links", "words"):
+        for table in ("repos", "errors", "links", "words", "parts"):
             self.db.execute(f"DELETE FROM {table}")
+        self.patches = None
 
     # files
     def keys(self, paths: Sequence[str]) -> dict[str, str]:
@@ -229,6 +244,8 @@ class State:
     def forget_repo(self, name: str) -> set[str]:
         """Forget a repository and its errors; the search shards they were in."""
         self.db.execute("DELETE FROM repos WHERE name = ?", (name,))
+        self.db.execute("DELETE FROM parts WHERE repo = ?", (name,))
+        self.dirty.pop(name, None)
         return self.drop(list(self.ids(name)))
 
     # errors
@@ -257,8 +274,10 @@ class State:
                             ((e.id, t) for e in errors for t in e.related))  # fmt: skip
         self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
                             ((*w, e.id) for e in errors for w in e.words))  # fmt: skip
-        shards = {f"docs/{e.id[:2]}" for e in errors}
-        return shards | {f"words/{shard}" for e in errors for shard, _ in e.words}
+        words = {shard for e in errors for shard, _ in e.words}
+        self.anew |= words
+        self.dirty.update((e.repo, None) for e in errors)
+        return {f"docs/{e.id[:2]}" for e in errors} | {f"words/{shard}" for shard in words}
 
     def put(self, error: Error) -> tuple[bool, set[str]]:
         """Keep an error as it is now: whether what others show of it (its brief)
@@ -278,6 +297,9 @@ class State:
         if row != fields:
             self.db.execute("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                             "?, ?)", (error.id, *fields))  # fmt: skip
+            self._dirty(error.repo, error.file)
+            if row is not None:
+                self._dirty(row[0], row[1])
         old_links = [r[0] for r in self.db.execute(
             "SELECT target FROM links WHERE id = ? ORDER BY rowid", (error.id,))]  # fmt: skip
         if tuple(old_links) != error.related:
@@ -289,6 +311,8 @@ class State:
         new_words = set(error.words)
         if old_words != new_words:
             shards.update(f"words/{shard}" for shard, _ in old_words ^ new_words)
+            self._patch(error.id, old_words - new_words, False)
+            self._patch(error.id, new_words - old_words, True)
             self.db.executemany("DELETE FROM words WHERE id = ? AND shard = ? AND word = ?",
                                 ((error.id, *w) for w in old_words - new_words))  # fmt: skip
             self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
@@ -300,39 +324,103 @@ class State:
         shards: set[str] = set()
         for error_id in ids:
             shards.add(f"docs/{error_id[:2]}")
-            shards.update(f"words/{row[0]}" for row in self.db.execute(
-                "SELECT DISTINCT shard FROM words WHERE id = ?", (error_id,)))  # fmt: skip
+            for repo, file in self.db.execute("SELECT repo, file FROM errors WHERE id = ?",
+                                              (error_id,)):  # fmt: skip
+                self._dirty(repo, file)
+            held = set(self.db.execute("SELECT shard, word FROM words WHERE id = ?", (error_id,)))
+            shards.update(f"words/{shard}" for shard, _ in held)
+            self._patch(error_id, held, False)
             for table in ("errors", "links", "words"):
                 self.db.execute(f"DELETE FROM {table} WHERE id = ?", (error_id,))
         return shards
 
+    def _patch(self, error_id: str, words: Iterable[tuple[str, str]], has: bool) -> None:
+        if self.patches is None:
+            return
+        for shard, word in words:
+            self.patches.setdefault(shard, {}).setdefault(word, {})[error_id] = has
+            self._patched += 1
+        if self._patched > _PATCH_LIMIT:  # as many as a whole build's: no patches
+            self.patches = None
+
+    def patch(self, shard: str) -> dict[str, dict[str, bool]] | None:
+        """What changed in a words shard since the last build, by word: which errors
+        it has now (True) and which no longer (False); None where it is to be made whole."""
+        if self.patches is None or shard in self.anew:
+            return None
+        return self.patches.get(shard, {})
+
+    def _dirty(self, repo: str, file: str) -> None:
+        files = self.dirty.setdefault(repo, set())
+        if files is not None:
+            files.add(file)
+            if len(files) > _DIRTY_LIMIT:
+                self.dirty[repo] = None
+
     # what the repository's lists and JSON are made of
+    def make_parts(self, repo: str) -> None:
+        """Make again the parts of the repository's files whose errors changed: each
+        file's lines of its lists, by file, by exception and without a message, and its
+        templates, in the order of the page (by line and id)."""
+        if repo not in self.dirty:
+            return
+        files = self.dirty.pop(repo)
+        if files is None:
+            self.db.execute("DELETE FROM parts WHERE repo = ?", (repo,))
+            rows = self.db.execute(
+                "SELECT file, exception, resolved, item, template FROM errors WHERE repo = ? "
+                "ORDER BY file, line, id", (repo,))  # fmt: skip
+            for file, group in itertools.groupby(rows, key=lambda row: row[0]):
+                self._parts(repo, file, list(group))
+            return
+        for file in sorted(files):
+            self.db.execute("DELETE FROM parts WHERE repo = ? AND file = ?", (repo, file))
+            self._parts(repo, file, self.db.execute(
+                "SELECT file, exception, resolved, item, template FROM errors WHERE repo = ? "
+                "AND file = ? ORDER BY line, id", (repo, file)).fetchall())  # fmt: skip
+
+    def _parts(self, repo: str, file: str, rows: list[tuple[str, str, int, str, str]]) -> None:
+        """Keep a file's parts, from its errors' rows by line and id."""
+        made: list[tuple[str, str, list[str]]] = [
+            ("file", file, [row[3] for row in rows if row[2]]),
+            ("unresolved", "", [row[3] for row in rows if not row[2]]),
+            ("templates", "", [row[4] for row in rows]),
+        ]
+        exceptions = sorted({row[1] for row in rows if row[2]})
+        made += [("exception", name, [row[3] for row in rows if row[2] and row[1] == name])
+                 for name in exceptions]  # fmt: skip
+        self.db.executemany(
+            "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?)",
+            ((repo, section, name, file, len(lines),
+              ",".join(lines) if section == "templates" else "".join(f"{line}\n" for line in lines))
+             for section, name, lines in made if lines),
+        )  # fmt: skip
+
     def grouped(self, repo: str, by: str) -> Iterator[tuple[str, int, Iterator[str]]]:
         """(name, count, items) of the repository's errors with a message, grouped by
-        `file` or `exception`, each group's items by file and line (their lines of HTML
-        gathered into large blocks). Read in an index's order: no sort held in memory."""
-        column = {"file": "file", "exception": "exception"}[by]
-        order = "file, line, id" if column == "file" else "exception, file, line, id"
+        `file` or `exception`, each group's items by file and line (their lines of HTML,
+        a file's part at a time). Read in the order of the key: no sort held in memory."""
+        section = {"file": "file", "exception": "exception"}[by]
         counts = self.db.execute(
-            f"SELECT {column}, count(*) FROM errors WHERE repo = ? AND resolved "
-            f"GROUP BY {column} ORDER BY {column}", (repo,)).fetchall()  # fmt: skip
+            "SELECT name, sum(count) FROM parts WHERE repo = ? AND section = ? GROUP BY name "
+            "ORDER BY name", (repo, section)).fetchall()  # fmt: skip
         rows = self.db.execute(
-            f"SELECT {column}, item FROM errors WHERE repo = ? AND resolved "
-            f"ORDER BY {order}", (repo,))  # fmt: skip
+            "SELECT name, body FROM parts WHERE repo = ? AND section = ? ORDER BY name, file",
+            (repo, section),
+        )
         groups = itertools.groupby(rows, key=lambda row: row[0])
         for (name, count), (_, group) in zip(counts, groups, strict=True):
-            yield name, count, gathered(f"{row[1]}\n" for row in group)
+            yield name, count, (row[1] for row in group)
 
     def unresolved(self, repo: str) -> Iterator[str]:
-        rows = self.db.execute(
-            "SELECT item FROM errors WHERE repo = ? AND NOT resolved ORDER BY file, line, id",
-            (repo,),
-        )
-        return gathered(f"{row[0]}\n" for row in rows)
+        """The lines of the repository's errors without a message, by file and line."""
+        rows = self.db.execute("SELECT body FROM parts WHERE repo = ? AND section = "
+                               "'unresolved' ORDER BY file", (repo,))  # fmt: skip
+        return (row[0] for row in rows)
 
     def count_unresolved(self, repo: str) -> int:
-        query = "SELECT count(*) FROM errors WHERE repo = ? AND NOT resolved"
-        return int(self.db.execute(query, (repo,)).fetchone()[0])
+        query = "SELECT sum(count) FROM parts WHERE repo = ? AND section = 'unresolved'"
+        return int(self.db.execute(query, (repo,)).fetchone()[0] or 0)
 
     def counts(self, repo: str, column: str) -> list[tuple[str, int]]:
         """(value, errors) of `kind` or `exception`, by value."""
@@ -342,9 +430,10 @@ class State:
             f"ORDER BY {column}", (repo,))]  # fmt: skip
 
     def templates(self, repo: str) -> Iterator[str]:
-        rows = self.db.execute(
-            "SELECT template FROM errors WHERE repo = ? ORDER BY file, line, id", (repo,)
-        )
+        """The repository's templates' rows, by file and line: comma-separated, a
+        file's part at a time."""
+        rows = self.db.execute("SELECT body FROM parts WHERE repo = ? AND section = "
+                               "'templates' ORDER BY file", (repo,))  # fmt: skip
         return (row[0] for row in rows)
 
     def all_ids(self) -> Iterator[str]:
