@@ -221,15 +221,17 @@ def test_a_version_4_store_gets_each_record_digest_without_its_commit(tmp_path: 
             "scanned_at) VALUES (?, 'o/n', ?, '1', '', ?, ?)",
             (scan, commit, _STATS, scan),
         )
-        for record, text in (("r1", "same"), ("r2", f"moved {scan}")):
+        # r0 in the first scan only, r3 in the second only
+        for record, text in (("r1", "same"), ("r2", f"moved {scan}"), (f"r{3 * (scan - 1)}", "")):
             data = json.dumps({"commit": commit, "url": f"https://x/blob/{commit}/f.py", "m": text})
             db.execute("INSERT INTO records (scan_id, id, exception, file, line, data) VALUES "
                        "(?, ?, NULL, 'f.py', 1, ?)", (scan, record, data))  # fmt: skip
     db.close()
     store = store_stage.Store.open(path)
     scans = store.scans("o/n")
-    assert store.changed(scans[0], scans[1]) == ["r2"]  # r1 differs in its commit only
-    assert store.gone(scans[0], scans[1]) == []
+    # r1 differs in its commit only
+    assert sorted(store.changed(scans[0], scans[1])) == ["r2", "r3"]
+    assert store.gone(scans[0], scans[1]) == ["r0"]
     store.close()
 
 
