@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -220,6 +221,9 @@ def served(built: dict[str, Path]) -> Iterator[str]:
                 urllib.request.urlopen(base + "/", timeout=2).close()
                 break
             except OSError:
+                if proc.poll() is not None:
+                    said = proc.stderr.read() if proc.stderr else ""
+                    pytest.fail(f"errscan serve exited: {said}")
                 time.sleep(0.1)
         yield base
     finally:
@@ -382,6 +386,16 @@ def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
     report = build(site, db)
     assert report.written == [] and _files(site) == _files(tmp_path / "fresh")
     assert build(site, db).written == []
+    # a state of another format: the page of an error no more that it knew is removed
+    gone = "errors/0123456789abcdef.html"
+    (site / gone).write_text("an error no more")
+    with sqlite3.connect(site / ".errscan-site.db") as held:
+        held.execute("INSERT INTO files VALUES (?, 'k', 'acme/engine')", (gone,))
+        held.execute("UPDATE meta SET value = 'old' WHERE key = 'format'")
+    held.close()
+    report = build(site, db)
+    assert report.written == [] and report.removed == [gone]
+    assert _files(site) == _files(tmp_path / "fresh")
 
 
 def test_a_site_of_one_repository_removes_the_others(
