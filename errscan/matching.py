@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from errscan.analyzer.index import BUILTIN_EXCEPTIONS
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.message import PLACEHOLDER
 from errscan.models import ErrorRecord
 from errscan.tempname import write_atomically

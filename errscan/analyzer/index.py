@@ -7,7 +7,6 @@ index.exception_info("pkg.errors.ConfigError").bases  ->  ("ValueError", "Except
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import itertools
 from collections import OrderedDict
@@ -17,14 +16,10 @@ from typing import Protocol, TypeVar
 
 from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.summary import UNKNOWN_STR
 from errscan.models import ClassInfo, FileSummary, Import, MessagePart
 
-BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
-    name: value
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-}
 _STOP = ("Exception", "BaseException")
 # builtin exceptions whose str() is BaseException's own (the args: one as str(), several
 # as their tuple), for a subclass whose __init__ never calls theirs

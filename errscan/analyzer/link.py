@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from errscan.analyzer import files, stdlib
-from errscan.analyzer.index import BUILTIN_EXCEPTIONS, ExceptionInfo, Index
+from errscan.analyzer.index import ExceptionInfo, Index
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import trigger
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
