@@ -38,8 +38,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from errscan.analyzer.index import BUILTIN_EXCEPTIONS
 from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.errors import InputError
 from errscan.models import ErrorRecord
 from errscan.site import page, search
@@ -498,6 +498,9 @@ def _make(
     try:
         workers = min(jobs, len(first))
         if workers > 1 and many:
+            # what every worker needs, loaded once before they fork
+            environment().get_template("error.html")
+            Highlighter.load()
             context = multiprocessing.get_context("fork")
             with context.Pool(workers) as pool:
                 # the state is read in this thread only: a window of tasks at a time

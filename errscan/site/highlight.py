@@ -18,6 +18,12 @@ from errscan.models import ErrorRecord
 class Highlighter:
     """Lines of code as HTML, one string a line, through one lexer."""
 
+    @staticmethod
+    def load() -> None:
+        """Import Pygments and compile the lexer's rules, once a process (before page
+        workers fork, so that each inherits them)."""
+        Highlighter().lines("")
+
     def __init__(self) -> None:
         from pygments.lexers import PythonLexer
         from pygments.token import STANDARD_TYPES
