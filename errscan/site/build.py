@@ -396,28 +396,23 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
         return before.summary
     todo, gone = _todo(run, shared, before, stamp, scans)
     afresh = todo is None  # every error made, its files not made again removed
-    if afresh:
+    ids: list[str] | None = None
+    if todo is not None:  # and the pages that show an error whose brief changed, or is no more
+        shown = state.briefed(todo) | set(gone)
+        ids = sorted(todo.keys() | (state.linking(shown) - set(gone)))
+    else:
         state.begin_made()
-    changed_briefs: set[str] = set()
     fresh = afresh and not state.count_errors(scan.repo)  # nothing of it held: inserted
-    for errors in _make(run, shared, todo, afresh):
+    for errors in _make(run, shared, ids, afresh):  # in one go: the workers forked once
         if fresh:
             run.shards |= state.add(errors)
             continue
         for error in errors:
-            briefed, shards = state.put(error)
-            run.shards |= shards
-            if briefed and not afresh:
-                changed_briefs.add(error.id)
+            run.shards |= state.put(error)
     run.shards |= state.drop(gone)
     gone_paths = _paths(gone)
     run.writer.remove(gone_paths)
     state.forget_files(gone_paths)
-    if todo is not None:  # the pages that show an error whose brief changed, or is no more
-        again = sorted(state.linking(changed_briefs | set(gone)) - set(todo) - set(gone))
-        for errors in _make(run, shared, again, afresh):
-            for error in errors:
-                state.put(error)
     if afresh:  # its files the last build made that this one did not
         stale = state.not_made(scan.repo, own)
         run.writer.remove(stale)
@@ -435,9 +430,10 @@ def _todo(
     before: RepoState | None,
     stamp: dict[str, Any],
     scans: Sequence[StoredScan],
-) -> tuple[list[str] | None, list[str]]:
-    """The errors of the scan whose pages are to be made (None: all of them, the
-    repository built afresh), and the errors of the last build that the scan has not."""
+) -> tuple[dict[str, str] | None, list[str]]:
+    """The errors of the scan whose pages are to be made, each with its brief as the
+    state keeps it (None: all of them, the repository built afresh), and the errors of
+    the last build that the scan has not."""
     store, state, scan = run.store, run.state, shared.scan
     at = {s.id: i for i, s in enumerate(scans)}
     old = json.loads(before.stamp) if before is not None else {}
@@ -462,8 +458,9 @@ def _todo(
         folder, _, file_name = path.rpartition("/")
         if folder in ("errors", "api/errors"):
             wanted.add(file_name.rsplit(".", 1)[0])
-    ids = [row[0] for row in store.briefs(scan, sorted(wanted))]  # those the scan holds
-    return ids, sorted(gone)
+    # those the scan holds
+    todo = {row[0]: _brief_text(Brief(*row)) for row in store.briefs(scan, sorted(wanted))}
+    return todo, sorted(gone)
 
 
 def _missing(held: Iterable[str], kept: Iterable[str]) -> list[str]:
@@ -701,12 +698,17 @@ def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
     return Error(
         id=record.id, repo=shared.scan.repo, file=record.file, line=record.line,
         exception=exception, kind=item["kind"], resolved=record.message is not None,
-        brief=json.dumps(list(brief), ensure_ascii=False),
+        brief=_brief_text(brief),
         item=_item_html(item, "../" * shared.href.count("/")),
         template=_compact(template_row(record)),
         shown=_compact(shown), related=tuple(record.related),
         words=tuple(sorted((search.shard(w), w) for w in found)),
     )  # fmt: skip
+
+
+def _brief_text(brief: Brief) -> str:
+    """A brief as the state keeps it: an error's page shows its related errors so."""
+    return json.dumps(list(brief), ensure_ascii=False)
 
 
 def _item_html(item: dict[str, Any], root: str) -> str:

@@ -310,9 +310,20 @@ class State:
         self.dirty.update((e.repo, None) for e in errors)
         return {f"docs/{e.id[:2]}" for e in errors} | {f"words/{shard}" for shard in words}
 
-    def put(self, error: Error) -> tuple[bool, set[str]]:
-        """Keep an error as it is now: whether what others show of it (its brief)
-        changed, and the search shards whose contents changed."""
+    def briefed(self, briefs: dict[str, str]) -> set[str]:
+        """The errors of these (id: brief) whose brief the state has otherwise, or none:
+        those whose related errors' pages change."""
+        ids = list(briefs)
+        held: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            held.update(self.db.execute(
+                f"SELECT id, brief FROM errors WHERE id IN ({marks})", part))  # fmt: skip
+        return {error_id for error_id, brief in briefs.items() if held.get(error_id) != brief}
+
+    def put(self, error: Error) -> set[str]:
+        """Keep an error as it is now; the search shards whose contents changed."""
         row = self.db.execute(
             "SELECT repo, file, line, exception, kind, resolved, brief, item, template, shown, "
             "related, words FROM errors WHERE id = ?",
@@ -323,7 +334,7 @@ class State:
         if row is None or row[9] != error.shown:
             shards.add(f"docs/{error.id[:2]}")
         if row == fields:
-            return False, shards
+            return shards
         self.db.execute("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                         "?, ?)", (error.id, *fields))  # fmt: skip
         self._dirty(error.repo, error.file)
@@ -347,7 +358,7 @@ class State:
                                 ((*w, error.id) for w in old_words - new_words))  # fmt: skip
             self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
                                 ((*w, error.id) for w in new_words - old_words))  # fmt: skip
-        return row is None or row[6] != error.brief, shards
+        return shards
 
     def drop(self, ids: Sequence[str]) -> set[str]:
         """Forget these errors; the search shards they were in."""
