@@ -94,14 +94,15 @@ class _Writer:
         if self.changed is not None:
             self.changed(path, False)
 
-    def put(self, path: str, data: str | bytes) -> str:
-        """Write the file (where its bytes change); its digest."""
+    def put(self, path: str, data: str | bytes, last: str | None = None) -> str:
+        """Write the file (where its bytes change); its digest. `last`: stream()'s."""
         body = data.encode("utf-8") if isinstance(data, str) else data
-        with contextlib.suppress(OSError):
-            target = self.root / path
-            if target.stat().st_size == len(body) and target.read_bytes() == body:
-                return hashlib.sha256(body).hexdigest()
-        return self.stream(path, [body])
+        if last is None or hashlib.sha256(body).hexdigest() == last:
+            with contextlib.suppress(OSError):
+                target = self.root / path
+                if target.stat().st_size == len(body) and target.read_bytes() == body:
+                    return hashlib.sha256(body).hexdigest()
+        return self.stream(path, [body], last)
 
     def read(self, path: str, digest: str) -> str | None:
         """The file's text where its digest is this one (as this build's writer left
@@ -114,9 +115,12 @@ class _Writer:
             return None
         return body.decode("utf-8", "surrogateescape")
 
-    def stream(self, path: str, chunks: Iterable[str | bytes]) -> str:
+    def stream(self, path: str, chunks: Iterable[str | bytes], last: str | None = None) -> str:
         """Write the file from its parts, as they come (one part is held at a time),
-        where its bytes change; its digest."""
+        where its bytes change; its digest. `last`: the digest of the file as this
+        writer last wrote it, where known. Bytes of another digest are written without
+        reading what is there: it is that file or one changed since, and is replaced
+        either way."""
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
@@ -128,7 +132,7 @@ class _Writer:
                     made.update(body)
                     out.write(body)
                 size = out.tell()
-            if _same(target, size, made.digest()):
+            if (last is None or made.hexdigest() == last) and _same(target, size, made.digest()):
                 os.unlink(tmp)
                 return made.hexdigest()
             os.chmod(tmp, 0o644)
@@ -279,13 +283,14 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     """The site's own files, and the search shards that changed."""
     writer, state = run.writer, run.state
     made: list[tuple[str, str, str]] = []
+    old = state.keys(state.files_of(""))
 
     def put(path: str, data: str | bytes | Iterable[str]) -> None:
+        last = old.get(path) or None
         if isinstance(data, (str, bytes)):
-            writer.put(path, data)
+            made.append((path, writer.put(path, data, last), ""))
         else:
-            writer.stream(path, data)
-        made.append((path, "", ""))
+            made.append((path, writer.stream(path, data, last), ""))
 
     root_view = {"root": "", "version": version}
     put("index.html", render("index.html", repos=summaries, **root_view))
@@ -296,9 +301,8 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
         put(f"static/{name}", (static / name).read_bytes())
     put("static/pygments.css", pygments_css())
     put("sitemap.xml", _sitemap(state, base_url, [_href(s["name"]) for s in summaries]))
-    old = set(state.files_of(""))
-    state.made(item for item in made if item[0] not in old)
-    gone = sorted(old - {path for path, _, _ in made})
+    state.made(made)
+    gone = sorted(old.keys() - {path for path, _, _ in made})
     writer.remove(gone)
     state.forget_files(gone)
     known = set(state.files_of(SEARCH))
@@ -308,7 +312,7 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     else:  # shards no longer in the site are made again
         shards = {p for p in shards if not (writer.root / p).is_file()}
     run.shards |= {p.removeprefix("search/").removesuffix(".json") for p in shards}
-    paths = sorted(f"search/{shard}.json" for shard in run.shards)
+    paths = sorted([*(f"search/{shard}.json" for shard in run.shards), "search/meta.json"])
     digests = {} if run.full_search else state.keys(paths)
     written = search.write(state, sorted(run.shards), writer, digests)
     state.made((path, digest, SEARCH) for path, digest in sorted(written.items()))
@@ -418,8 +422,7 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
         run.writer.remove(stale)
         state.forget_files(stale)
     summary = _summary(state, scan, name)
-    _lists(run, shared, summary, name)
-    state.made((path, "", scan.repo) for path in own)
+    state.made((path, digest, scan.repo) for path, digest in _lists(run, shared, summary, name))
     state.set_repo(scan.repo, scan.id, stamp_text, summary)
     return summary
 
@@ -561,10 +564,14 @@ def _summary(state: State, scan: StoredScan, name: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> None:
+def _lists(
+    run: _Build, shared: _Shared, summary: dict[str, Any], name: str
+) -> list[tuple[str, str]]:
     """The repository's page, its JSON and its templates for the paste box, from the
-    state: each streamed into its file."""
+    state: each streamed into its file; their paths and digests."""
     state, writer, href = run.state, run.writer, shared.href
+    page_path, templates_path = f"{href}index.html", f"api/templates/{name}.json"
+    last = state.keys([page_path, summary["api"], templates_path])
     state.make_parts(shared.scan.repo)
     root = "../" * href.count("/")
     values = {
@@ -575,9 +582,13 @@ def _lists(run: _Build, shared: _Shared, summary: dict[str, Any], name: str) -> 
         "unresolved_count": state.count_unresolved(shared.scan.repo),
         "config": {"templates": f"{root}api/templates/{name}.json", "root": root},
     }  # fmt: skip
-    writer.stream(f"{href}index.html", environment().get_template("repo.html").generate(**values))
-    writer.stream(summary["api"], _json_with(summary, "ids", run.store.ids(shared.scan)))
-    writer.stream(f"api/templates/{name}.json", _templates_json(state.templates(shared.scan.repo)))
+    made = {
+        page_path: environment().get_template("repo.html").generate(**values),
+        summary["api"]: _json_with(summary, "ids", run.store.ids(shared.scan)),
+        templates_path: _templates_json(state.templates(shared.scan.repo)),
+    }
+    return [(path, writer.stream(path, chunks, last.get(path) or None))
+            for path, chunks in made.items()]  # fmt: skip
 
 
 def _json_with(value: dict[str, Any], key: str, items: Iterable[str]) -> Iterator[str]:

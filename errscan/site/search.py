@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 
 
 class Writer(Protocol):
-    def put(self, path: str, data: str | bytes) -> str: ...
+    def put(self, path: str, data: str | bytes, last: str | None = None) -> str: ...
 
-    def stream(self, path: str, chunks: Iterable[str | bytes]) -> str: ...
+    def stream(self, path: str, chunks: Iterable[str | bytes], last: str | None = None) -> str: ...
 
     def read(self, path: str, digest: str) -> str | None: ...
 
@@ -62,14 +62,18 @@ def write(
     digests of those that hold anything (an empty shard is not written). A words shard
     whose file is as the last build wrote it (its digest among `digests`) is that file
     patched with what changed of its words (State.patch()); any other is streamed from
-    the state as read: memory holds no shard, nor a word's list of errors."""
+    the state as read: memory holds no shard, nor a word's list of errors. A file whose
+    bytes are not those of its digest is replaced without being read (_Writer.stream())."""
+    digests = digests or {}
     meta = _dumps({"errors": state.count_errors()})
-    written = {"search/meta.json": writer.put("search/meta.json", meta)}
+    written = {
+        "search/meta.json": writer.put("search/meta.json", meta, digests.get("search/meta.json"))
+    }
     for name in shards:
         kind, _, head = name.partition("/")
         path = f"search/{name}.json"
         if kind == "words":
-            parts = _patched(writer, path, (digests or {}).get(path), state.patch(head))
+            parts = _patched(writer, path, digests.get(path), state.patch(head))
             if parts is None:
                 parts = _posting_lists(state.shard_words(head))
         elif kind == "docs":
@@ -80,7 +84,8 @@ def write(
         first = next(parts, None)
         if first is None:
             continue
-        written[path] = writer.stream(path, gathered(itertools.chain(["{", first], parts, ["}\n"])))
+        chunks = gathered(itertools.chain(["{", first], parts, ["}\n"]))
+        written[path] = writer.stream(path, chunks, digests.get(path))
     return written
 
 

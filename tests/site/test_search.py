@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -79,3 +81,27 @@ def test_a_shard_not_as_the_last_build_wrote_it_is_made_whole() -> None:
     damaged = text.replace("]", "", 1)
     digest = hashlib.sha256(damaged.encode()).hexdigest()
     assert _patched(_Site(damaged), "p", digest, patch) is None
+
+
+
+@pytest.mark.parametrize(("there", "data", "written"), [
+    ("old", b"old", 0),  # as last written: not written
+    ("tampered", b"old", 1),  # the digest last written, yet other bytes there: read, written
+    (None, b"old", 1),
+    ("old", b"new", 1),  # another digest: written without reading what is there
+    ("new", b"new", 1),  # ... even where it holds those bytes already (changed since)
+    (None, b"new", 1),
+])  # fmt: skip
+def test_a_file_is_written_where_its_bytes_change_from_the_digest_last_written(
+    tmp_path: Path, there: str | None, data: bytes, written: int
+) -> None:
+    from errscan.site.build import _Writer
+
+    if there is not None:
+        (tmp_path / "f.json").write_bytes(there.encode())
+    writer = _Writer(tmp_path)
+    digest = writer.stream("f.json", [data], hashlib.sha256(b"old").hexdigest())
+    assert (tmp_path / "f.json").read_bytes() == data
+    assert digest == hashlib.sha256(data).hexdigest()
+    assert writer.written == written
+    assert writer.put("f.json", data, digest) == digest and writer.written == written
