@@ -83,7 +83,6 @@ def test_a_shard_not_as_the_last_build_wrote_it_is_made_whole() -> None:
     assert _patched(_Site(damaged), "p", digest, patch) is None
 
 
-
 @pytest.mark.parametrize(("there", "data", "written"), [
     ("old", b"old", 0),  # as last written: not written
     ("tampered", b"old", 1),  # the digest last written, yet other bytes there: read, written
