@@ -37,10 +37,10 @@ class _Site:
         found = hashlib.sha256(self.text.encode()).hexdigest()
         return self.text if found == digest else None
 
-    def put(self, path: str, data: str | bytes) -> str:
+    def put(self, path: str, data: str | bytes, last: str | None = None) -> str:
         raise AssertionError("a patch writes nothing")
 
-    def stream(self, path: str, chunks: Iterable[str | bytes]) -> str:
+    def stream(self, path: str, chunks: Iterable[str | bytes], last: str | None = None) -> str:
         raise AssertionError("a patch writes nothing")
 
 
