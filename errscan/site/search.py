@@ -195,7 +195,9 @@ class _Ids:
         self.width = text.find('"', start + 1) + 2 - start if start < end else 0
         count = (end - start + 1) // self.width if self.width else 0
         commas = text[start + self.width - 1 : end : self.width] if self.width else ""
-        if count * self.width != end - start + 1 or commas != "," * (count - 1):
+        # every comma where one id ends (a plain list's only commas are between ids)
+        if (count * self.width != end - start + 1 or commas != "," * (count - 1)
+                or text.count(",", start, end) != count - 1):  # fmt: skip
             self.width = 0
         self.count = count
 

@@ -70,6 +70,16 @@ def test_a_patched_shard_is_the_shard_made_whole(
     assert made == (_shard(wanted) if wanted else "{}\n")
 
 
+def test_a_list_of_ids_of_several_lengths_is_patched_as_it_is() -> None:
+    # as many characters as three 16-character ids, commas where theirs would be
+    ids = {"0000000000000000", "9386997084109238", "94", "X0", "X00000"}
+    text = _shard({"j": ids})
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    parts = _patched(_Site(text), "p", digest, {"j": {"X0": False}})
+    assert parts is not None
+    assert "{" + "".join(parts) + "}\n" == _shard({"j": ids - {"X0"}})
+
+
 def test_a_shard_not_as_the_last_build_wrote_it_is_made_whole() -> None:
     text = _shard({"load": {"0123456789abcdef"}})
     digest = hashlib.sha256(text.encode()).hexdigest()
