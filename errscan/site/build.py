@@ -32,7 +32,7 @@ import multiprocessing
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -46,16 +46,13 @@ from errscan.site import page, search
 from errscan.site.highlight import Highlighter
 from errscan.site.render import cut, environment, pygments_css, render
 from errscan.site.state import SEARCH, Error, RepoState, State
-from errscan.tempname import mkstemp
+from errscan.site.writer import Changed, FileWriter
 
 _OLD_MANIFEST = ".errscan-site.json"  # what builds before the state kept
 _STATIC = ("site.css", "search.js", "repo.js", "lookup.js")
 _CHUNK = 64  # records a worker takes at once, whole files
 _WINDOW = 32  # chunks given to the workers at once
 _IN_PROCESS = 128  # errors to make below which no worker process is started
-
-
-Changed = Callable[[str, bool], None]  # told each file written (False) or removed (True)
 
 
 @dataclass
@@ -77,96 +74,6 @@ def slug(name: str) -> str:
         return name
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "repo"
     return f"{safe}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-
-
-class _Writer:
-    """Writes a file only where its bytes differ from what is there; counts the files
-    written and removed, and tells `changed` of each (the build holds no list of them)."""
-
-    def __init__(self, root: Path, changed: Changed | None = None) -> None:
-        self.root = root
-        self.changed = changed
-        self.written = 0
-        self.removed = 0
-
-    def wrote(self, path: str) -> None:
-        self.written += 1
-        if self.changed is not None:
-            self.changed(path, False)
-
-    def put(self, path: str, data: str | bytes, last: str | None = None) -> str:
-        """Write the file (where its bytes change); its digest. `last`: stream()'s."""
-        body = data.encode("utf-8") if isinstance(data, str) else data
-        if last is None or hashlib.sha256(body).hexdigest() == last:
-            with contextlib.suppress(OSError):
-                target = self.root / path
-                if target.stat().st_size == len(body) and target.read_bytes() == body:
-                    return hashlib.sha256(body).hexdigest()
-        return self.stream(path, [body], last)
-
-    def read(self, path: str, digest: str) -> str | None:
-        """The file's text where its digest is this one (as this build's writer left
-        it); None where it is not, or cannot be read."""
-        try:
-            body = (self.root / path).read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(body).hexdigest() != digest:
-            return None
-        return body.decode("utf-8", "surrogateescape")
-
-    def stream(self, path: str, chunks: Iterable[str | bytes], last: str | None = None) -> str:
-        """Write the file from its parts, as they come (one part is held at a time),
-        where its bytes change; its digest. `last`: the digest of the file as this
-        writer last wrote it, where known. Bytes of another digest are written without
-        reading what is there: it is that file or one changed since, and is replaced
-        either way."""
-        target = self.root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
-        try:
-            made = hashlib.sha256()
-            with os.fdopen(fd, "wb", buffering=1 << 16) as out:
-                for chunk in chunks:
-                    body = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
-                    made.update(body)
-                    out.write(body)
-                size = out.tell()
-            if (last is None or made.hexdigest() == last) and _same(target, size, made.digest()):
-                os.unlink(tmp)
-                return made.hexdigest()
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        self.wrote(path)
-        return made.hexdigest()
-
-    def remove(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            if ".." in path.split("/") or path.startswith("/"):
-                continue
-            with contextlib.suppress(OSError):
-                (self.root / path).unlink()
-                self.removed += 1
-                if self.changed is not None:
-                    self.changed(path, True)
-
-
-def _same(target: Path, size: int, digest: bytes) -> bool:
-    """Whether the file at `target` has this size and digest."""
-    try:
-        if target.stat().st_size != size:
-            return False
-        there = hashlib.sha256()
-        with target.open("rb") as held:
-            for block in iter(lambda: held.read(1 << 16), b""):
-                there.update(block)
-    except OSError:
-        return False
-    return there.digest() == digest
 
 
 class Brief(NamedTuple):
@@ -200,7 +107,7 @@ class _Build:
 
     store: Store
     state: State
-    writer: _Writer
+    writer: FileWriter
     jobs: int | None
     missing: set[str] = field(default_factory=set)  # files of the state the site has not
     shards: set[str] = field(default_factory=set)  # search shards to write again
@@ -229,6 +136,7 @@ def build(
     out.mkdir(parents=True, exist_ok=True)
     store = Store.open(db, create=False)
     state = State.open(out)
+    writer = FileWriter(out, changed, settle=True)
     try:
         scans = store.latest_scans()
         if repos:
@@ -236,7 +144,7 @@ def build(
             if missing:
                 raise InputError(f"no stored scan of {missing[0]}")
             scans = [scan for scan in scans if scan.repo in set(repos)]
-        run = _Build(store, state, _Writer(out, changed), jobs)
+        run = _Build(store, state, writer, jobs)
         run.missing = set(state.missing(out, ["errors", "api/errors"]))
         key = _key(build_id or version, version)
         if state.meta("build") != key:
@@ -255,10 +163,12 @@ def build(
             report.repos += 1
             report.errors += summaries[-1]["count"]
         _site(run, summaries, version, base_url)
-        report.written, report.removed = run.writer.written, run.writer.removed
+        writer.wait()  # every file in place before the state says so
+        report.written, report.removed = writer.written, writer.removed
         report.files = state.count_files()
         state.commit()
     except BaseException:
+        writer.close()
         state.close()
         raise
     finally:
@@ -501,6 +411,7 @@ def _make(
             # what every worker needs, loaded once before they fork
             environment().get_template("error.html")
             Highlighter.load()
+            run.writer.wait()  # no thread of ours runs when the workers fork
             context = multiprocessing.get_context("fork")
             with context.Pool(workers) as pool:
                 # the state is read in this thread only: a window of tasks at a time
@@ -650,7 +561,7 @@ def _error_pages(
     shared = _WORK
     ids, old = task
     written: list[str] = []
-    out = _Writer(shared.out, lambda path, _: written.append(path))
+    out = FileWriter(shared.out, lambda path, _: written.append(path))
     store = Store.open(shared.db, create=False)
     keys: list[tuple[str, str]] = []
     errors: list[Error] = []

@@ -104,11 +104,11 @@ def test_a_shard_not_as_the_last_build_wrote_it_is_made_whole() -> None:
 def test_a_file_is_written_where_its_bytes_change_from_the_digest_last_written(
     tmp_path: Path, there: str | None, data: bytes, written: int
 ) -> None:
-    from errscan.site.build import _Writer
+    from errscan.site.writer import FileWriter
 
     if there is not None:
         (tmp_path / "f.json").write_bytes(there.encode())
-    writer = _Writer(tmp_path)
+    writer = FileWriter(tmp_path)
     digest = writer.stream("f.json", [data], hashlib.sha256(b"old").hexdigest())
     assert (tmp_path / "f.json").read_bytes() == data
     assert digest == hashlib.sha256(data).hexdigest()
