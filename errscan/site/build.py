@@ -216,6 +216,11 @@ def _site(run: _Build, summaries: list[dict[str, Any]], version: str, base_url: 
     writer.remove(gone)
     state.forget_files(gone)
     known = set(state.files_of(SEARCH))
+    # what the index holds no more (the docs shards that builds of site state format 3 wrote)
+    stale = sorted(p for p in known if p != "search/meta.json" and p[:13] != "search/words/")
+    writer.remove(stale)
+    state.forget_files(stale)
+    known -= set(stale)
     shards = known - {"search/meta.json"}
     if run.full_search:
         run.shards |= state.all_shards()
@@ -615,7 +620,6 @@ def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
     item = _item(brief)
     fields = [record.message or "", exception, record.file, record.function or "", record.id,
               shared.scan.repo]  # fmt: skip
-    shown = [shared.scan.repo, exception, cut(record.message), page.error_path(record.id)]
     found = set().union(*(search.words(text) for text in fields))
     return Error(
         id=record.id, repo=shared.scan.repo, file=record.file, line=record.line,
@@ -623,7 +627,7 @@ def _error(shared: _Shared, record: ErrorRecord, brief: Brief) -> Error:
         brief=_brief_text(brief),
         item=_item_html(item, "../" * shared.href.count("/")),
         template=_compact(template_row(record)),
-        shown=_compact(shown), related=tuple(record.related),
+        related=tuple(record.related),
         words=tuple(sorted((search.shard(w), w) for w in found)),
     )  # fmt: skip
 

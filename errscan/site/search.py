@@ -5,9 +5,11 @@ file, its function, its repository and its id. Words are lowercased runs of lett
 and digits (static/search.js splits a query the same way).
 
     search/words/XY.json    {word: [error ids]} for the words starting with XY
-    search/docs/AB.json     {error id: [repository, exception, message cut, address]}
-                            for the ids starting with AB
     search/meta.json        {"errors": N}
+
+A hit shows what the error's JSON (api/errors/ID.json) says of it, read for the hits
+shown only: some twenty records of 2 kB, against a shard of what every hit shows for
+each hit (ids are spread evenly), and no shard to write again for each error changed.
 
 A query is ranked by the summed rarity (log N/df) of the words it shares with an error,
 so the words of a runtime message find its template whatever its runtime parts filled
@@ -58,12 +60,12 @@ def shard(word: str) -> str:
 def write(
     state: State, shards: Iterable[str], writer: Writer, digests: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """Write these shards (`words/XY`, `docs/AB`) from the state, and meta.json; the
+    """Write these shards (`words/XY`) from the state, and meta.json; the
     digests of those that hold anything (an empty shard is not written). A words shard
     whose file is as the last build wrote it (its digest among `digests`) is that file
     patched with what changed of its words (State.patch()); any other is streamed from
     the state as read: memory holds no shard, nor a word's list of errors. A file whose
-    bytes are not those of its digest is replaced without being read (_Writer.stream())."""
+    bytes are not those of its digest is replaced without being read (FileWriter.stream())."""
     digests = digests or {}
     meta = _dumps({"errors": state.count_errors()})
     written = {
@@ -72,15 +74,11 @@ def write(
     for name in shards:
         kind, _, head = name.partition("/")
         path = f"search/{name}.json"
-        if kind == "words":
-            parts = _patched(writer, path, digests.get(path), state.patch(head))
-            if parts is None:
-                parts = _posting_lists(state.shard_words(head))
-        elif kind == "docs":
-            parts = (f"{',' if i else ''}{json_string(error_id)}:{shown}"
-                     for i, (error_id, shown) in enumerate(state.shard_docs(head)))  # fmt: skip
-        else:
+        if kind != "words":
             continue
+        parts = _patched(writer, path, digests.get(path), state.patch(head))
+        if parts is None:
+            parts = _posting_lists(state.shard_words(head))
         first = next(parts, None)
         if first is None:
             continue

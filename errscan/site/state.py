@@ -5,7 +5,7 @@
              repository ("" for the site's own files, SEARCH for the search index)
     repos    each repository built: the stored scan, a stamp of the scans before it and
              of its enrichments, its summary
-    errors   each error as the lists, the search and the paste box show it, by repository
+    errors   each error as the lists and the paste box show it, by repository
     links    which error's page shows which other error (its related errors), by the
              error shown
     words    the search index's words, by shard and word
@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 NAME = ".errscan-site.db"
 SEARCH = "*search"  # the `repo` of the search index's files
-_FORMAT = "3"
+_FORMAT = "4"
 _PATCH_LIMIT = 20_000  # words of errors changed past which shards are made whole (memory)
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -42,9 +42,10 @@ _SCHEMA = (
     # related: the JSON of its related errors' ids; words: of its (shard, word) pairs
     "CREATE TABLE errors (id TEXT PRIMARY KEY, repo TEXT NOT NULL, file TEXT NOT NULL, "
     "line INTEGER NOT NULL, exception TEXT NOT NULL, kind TEXT NOT NULL, resolved INTEGER "
-    "NOT NULL, brief TEXT NOT NULL, item TEXT NOT NULL, template TEXT NOT NULL, shown TEXT "
-    "NOT NULL, related TEXT NOT NULL, words TEXT NOT NULL)",
+    "NOT NULL, brief TEXT NOT NULL, item TEXT NOT NULL, template TEXT NOT NULL, related TEXT "
+    "NOT NULL, words TEXT NOT NULL)",
     "CREATE INDEX errors_file ON errors (repo, file, line, id)",
+    "CREATE INDEX errors_kind ON errors (repo, kind)",
     "CREATE INDEX errors_exception ON errors (repo, exception, file, line, id)",
     # one b-tree each, no rowid table beside it: a third of the writes and of the size
     "CREATE TABLE links (target TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (target, id)) "
@@ -73,7 +74,6 @@ class Error(NamedTuple):
     brief: str  # JSON of what a related error's page shows of it
     item: str  # its line in the repository's lists (HTML)
     template: str  # its row of the paste box's JSON
-    shown: str  # JSON of what a search hit shows of it
     related: tuple[str, ...]
     words: tuple[tuple[str, str], ...]  # (shard, word)
 
@@ -82,7 +82,7 @@ def _fields(error: Error) -> tuple[Any, ...]:
     """An error's row of `errors`, its id aside."""
     return (
         error.repo, error.file, error.line, error.exception, error.kind, int(error.resolved),
-        error.brief, error.item, error.template, error.shown,
+        error.brief, error.item, error.template,
         json.dumps(list(error.related), ensure_ascii=False),
         json.dumps([list(w) for w in error.words], ensure_ascii=False),
     )  # fmt: skip
@@ -298,7 +298,7 @@ class State:
         """Keep errors the state has not (a repository built afresh, none of its errors
         held): inserted at once. The search shards whose contents changed."""
         self.db.executemany(
-            "INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             ((e.id, *_fields(e)) for e in errors),
         )
         self.db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)",
@@ -308,7 +308,7 @@ class State:
         words = {shard for e in errors for shard, _ in e.words}
         self.anew |= words
         self.dirty.update((e.repo, None) for e in errors)
-        return {f"docs/{e.id[:2]}" for e in errors} | {f"words/{shard}" for shard in words}
+        return {f"words/{shard}" for shard in words}
 
     def briefed(self, briefs: dict[str, str]) -> set[str]:
         """The errors of these (id: brief) whose brief the state has otherwise, or none:
@@ -325,25 +325,23 @@ class State:
     def put(self, error: Error) -> set[str]:
         """Keep an error as it is now; the search shards whose contents changed."""
         row = self.db.execute(
-            "SELECT repo, file, line, exception, kind, resolved, brief, item, template, shown, "
+            "SELECT repo, file, line, exception, kind, resolved, brief, item, template, "
             "related, words FROM errors WHERE id = ?",
             (error.id,),
         ).fetchone()
         fields = _fields(error)
         shards: set[str] = set()
-        if row is None or row[9] != error.shown:
-            shards.add(f"docs/{error.id[:2]}")
         if row == fields:
             return shards
         self.db.execute("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?)", (error.id, *fields))  # fmt: skip
+                        "?)", (error.id, *fields))  # fmt: skip
         self._dirty(error.repo, error.file)
         old_links: set[str] = set()
         old_words: set[tuple[str, str]] = set()
         if row is not None:
             self._dirty(row[0], row[1])
-            old_links = set(json.loads(row[10]))
-            old_words = {(shard, word) for shard, word in json.loads(row[11])}
+            old_links = set(json.loads(row[9]))
+            old_words = {(shard, word) for shard, word in json.loads(row[10])}
         new_links = set(error.related)
         self.db.executemany("DELETE FROM links WHERE target = ? AND id = ?",
                             ((t, error.id) for t in old_links - new_links))  # fmt: skip
@@ -364,7 +362,6 @@ class State:
         """Forget these errors; the search shards they were in."""
         shards: set[str] = set()
         for error_id in ids:
-            shards.add(f"docs/{error_id[:2]}")
             row = self.db.execute("SELECT repo, file, related, words FROM errors WHERE id = ?",
                                   (error_id,)).fetchone()  # fmt: skip
             if row is None:
@@ -498,13 +495,5 @@ class State:
         return iter(self.db.execute(
             "SELECT word, id FROM words WHERE shard = ? ORDER BY word, id", (shard,)))  # fmt: skip
 
-    def shard_docs(self, shard: str) -> Iterator[tuple[str, str]]:
-        return iter(self.db.execute(
-            "SELECT id, shown FROM errors WHERE id >= ? AND id < ? AND substr(id, 1, 2) = ? "
-            "ORDER BY id", (shard, shard + "\U0010ffff", shard)))  # fmt: skip
-
     def all_shards(self) -> set[str]:
-        words = {f"words/{row[0]}" for row in self.db.execute("SELECT DISTINCT shard FROM words")}
-        docs = {f"docs/{row[0]}" for row in self.db.execute(
-            "SELECT DISTINCT substr(id, 1, 2) FROM errors")}  # fmt: skip
-        return words | docs
+        return {f"words/{row[0]}" for row in self.db.execute("SELECT DISTINCT shard FROM words")}

@@ -127,3 +127,29 @@ def test_a_query_is_split_into_words_as_the_index_is(tmp_path: Path) -> None:
     done = subprocess.run([NODE, "words.mjs"], cwd=tmp_path, input=json.dumps(texts),
                           capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
     assert json.loads(done.stdout) == [sorted(words(text)) for text in texts]
+
+
+_SHOWN = """
+import { cut, simpleName } from "./search.mjs";
+import { readFileSync } from "node:fs";
+const [texts, names] = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify([texts.map((text) => cut(text)), names.map(simpleName)]));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_hit_shows_the_message_cut_and_the_exception_as_the_pages_do(tmp_path: Path) -> None:
+    from errscan.site.page import simple_name
+    from errscan.site.render import cut
+
+    texts = ["short", "a  b\tc\n d", "x" * 59 + " y" * 5, "é" * 70, "😀" * 61,
+             "word " * 11 + "end", "\x1cx\x85y\u3000z\ufeff", "a" * 59 + " \ufeff" + "b" * 9,
+             "", None]  # fmt: skip
+    names = ["ValueError", "pkg.mod.Error", None, "a.b."]
+    assert NODE is not None
+    source = resources.files("errscan.site") / "static" / "search.js"
+    (tmp_path / "search.mjs").write_bytes(source.read_bytes())
+    (tmp_path / "shown.mjs").write_text(_SHOWN)
+    done = subprocess.run([NODE, "shown.mjs"], cwd=tmp_path, input=json.dumps([texts, names]),
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert json.loads(done.stdout) == [[cut(t) for t in texts], [simple_name(n) for n in names]]

@@ -386,15 +386,20 @@ def test_a_rebuild_after_a_commit_is_byte_for_byte_a_fresh_build(
     report = build(site, db)
     assert report.written == [] and _files(site) == _files(tmp_path / "fresh")
     assert build(site, db).written == []
-    # a state of another format: the page of an error no more that it knew is removed
+    # a state of another format: the page of an error no more that it knew is removed,
+    # and the search files the index has no more (format 3's docs shards)
     gone = "errors/0123456789abcdef.html"
+    docs = "search/docs/01.json"
     (site / gone).write_text("an error no more")
+    (site / "search/docs").mkdir()
+    (site / docs).write_text('{"0123456789abcdef":["acme/engine"]}')
     with sqlite3.connect(site / ".errscan-site.db") as held:
         held.execute("INSERT INTO files VALUES (?, 'k', 'acme/engine')", (gone,))
+        held.execute("INSERT INTO files VALUES (?, 'k', '*search')", (docs,))
         held.execute("UPDATE meta SET value = 'old' WHERE key = 'format'")
     held.close()
     report = build(site, db)
-    assert report.written == [] and report.removed == [gone]
+    assert report.written == [] and sorted(report.removed) == [gone, docs]
     assert _files(site) == _files(tmp_path / "fresh")
 
 

@@ -1,6 +1,7 @@
 // The index page's search, over the static shards errscan/site/search.py writes: the
 // words of a query (letters and digits, lowercased, as the index splits them) ranked
-// by their summed rarity, so a runtime message finds its template.
+// by their summed rarity, so a runtime message finds its template; each hit shown
+// from its error's JSON.
 const input = globalThis.document?.getElementById("q");
 const hits = globalThis.document?.getElementById("hits");
 const root = new URL("../", import.meta.url);
@@ -36,11 +37,34 @@ export async function search(query, limit = 20) {
   }
   const ranked = [...scores].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const found = [];
-  for (const [id] of ranked.slice(0, limit)) {
-    const shown = (await json(`search/docs/${id.slice(0, 2)}.json`))[id];
-    if (shown) found.push({ id, repo: shown[0], exception: shown[1], message: shown[2], href: shown[3] });
+  const records = ranked.slice(0, limit).map(([id]) => json(`api/errors/${id}.json`));
+  for (const answer of await Promise.all(records)) {
+    const record = answer.record;
+    if (!record) continue;
+    found.push({
+      id: record.id,
+      repo: record.repo,
+      exception: simpleName(record.exception),
+      message: cut(record.message),
+      href: `errors/${record.id}.html`,
+    });
   }
   return found;
+}
+
+// What a hit shows of a record, as the pages show it (errscan/site/page.py's
+// simple_name, errscan/site/render.py's cut).
+export function simpleName(exception) {
+  return (exception || "re-raise").split(".").pop();
+}
+
+// Python's whitespace (str.split()), which is not JavaScript's \s
+const SPACE = /[\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
+
+export function cut(text, limit = 60) {
+  const line = (text || "(no message)").split(SPACE).filter(Boolean).join(" ");
+  const chars = [...line];
+  return chars.length <= limit ? line : `${chars.slice(0, limit).join("").replace(/ +$/u, "")}…`;
 }
 
 async function show() {
