@@ -566,7 +566,7 @@ def _error_pages(
     shared = _WORK
     ids, old = task
     written: list[str] = []
-    out = FileWriter(shared.out, lambda path, _: written.append(path))
+    out = FileWriter(shared.out, lambda path, _: written.append(path), settle=True)
     store = Store.open(shared.db, create=False)
     keys: list[tuple[str, str]] = []
     errors: list[Error] = []
@@ -609,7 +609,9 @@ def _error_pages(
                 )  # fmt: skip
                 out.put(page.error_path(record.id), html)
                 out.put(f"api/errors/{record.id}.json", _json(_api_error(record, history, found)))
+        out.wait()  # the files in place before the task is done
     finally:
+        out.close()
         store.close()
     return keys, written, errors
 
