@@ -17,28 +17,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__, config
-from errscan.analyzer import files as files_stage
-from errscan.analyzer import output, replay, repo, settings
+from errscan import __version__
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from errscan import config, matching
     from errscan import enrichment as enrich_stage
-    from errscan import matching
-    from errscan.analyzer import cache, link, related, state
+    from errscan.analyzer import cache, link, output, related, replay, repo, settings, state
     from errscan.analyzer import diff as diff_stage
+    from errscan.analyzer import files as files_stage
     from errscan.analyzer import index as index_stage
     from errscan.analyzer import scan as scan_stage
     from errscan.analyzer import store as store_stage
     from errscan.matching import Match, TemplateIndex
     from errscan.site import build as site_stage
     from errscan.site import page as page_stage
-else:  # loaded on first use: a replayed rescan needs none of them
-    from errscan.lazy import LazyModule
+else:  # loaded on first use: a replayed rescan needs none of these, a site build none
+    from errscan.lazy import LazyModule  # of the scan's
 
+    config = LazyModule("errscan.config")
+    files_stage = LazyModule("errscan.analyzer.files")
+    output = LazyModule("errscan.analyzer.output")
+    replay = LazyModule("errscan.analyzer.replay")
+    repo = LazyModule("errscan.analyzer.repo")
+    settings = LazyModule("errscan.analyzer.settings")
     matching = LazyModule("errscan.matching")
     cache = LazyModule("errscan.analyzer.cache")
     link = LazyModule("errscan.analyzer.link")

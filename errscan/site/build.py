@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.errors import InputError
+from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
 from errscan.models import ErrorRecord
 from errscan.site import page, search
 from errscan.site.highlight import Highlighter
@@ -673,8 +674,6 @@ def _api_error(
 
 def template_row(record: ErrorRecord) -> dict[str, Any]:
     """What the paste box matches a record by (templates())."""
-    from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
-
     said = templates_of(record) if record.message is not None else []
     return {
         "id": record.id, "kind": record.kind, "names": sorted(class_names(record)),
