@@ -493,8 +493,7 @@ def _lists(
     root = "../" * href.count("/")
     values = {
         "repo": summary, "root": root, "version": shared.version,
-        "by_file": state.grouped(shared.scan.repo, "file"),
-        "by_exception": state.grouped(shared.scan.repo, "exception"),
+        "by_file": state.grouped(shared.scan.repo),
         "unresolved": state.unresolved(shared.scan.repo),
         "unresolved_count": state.count_unresolved(shared.scan.repo),
         "config": {"templates": f"{root}api/templates/{name}.json", "root": root},

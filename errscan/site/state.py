@@ -52,7 +52,7 @@ _SCHEMA = (
     "WITHOUT ROWID",
     "CREATE TABLE words (shard TEXT NOT NULL, word TEXT NOT NULL, id TEXT NOT NULL, "
     "PRIMARY KEY (shard, word, id)) WITHOUT ROWID",
-    # section: file, exception (name: the exception), unresolved or templates
+    # section: file (name: the file), unresolved or templates (name: "")
     "CREATE TABLE parts (repo TEXT NOT NULL, section TEXT NOT NULL, name TEXT NOT NULL, "
     "file TEXT NOT NULL, count INTEGER NOT NULL, body TEXT NOT NULL, "
     "PRIMARY KEY (repo, section, name, file))",
@@ -403,7 +403,7 @@ class State:
     # what the repository's lists and JSON are made of
     def make_parts(self, repo: str) -> None:
         """Make again the parts of the repository's files whose errors changed: each
-        file's lines of its lists, by file, by exception and without a message, and its
+        file's lines of its lists, by file and without a message, and its
         templates, in the order of the page (by line and id)."""
         if repo not in self.dirty:
             return
@@ -429,9 +429,6 @@ class State:
             ("unresolved", "", [row[3] for row in rows if not row[2]]),
             ("templates", "", [row[4] for row in rows]),
         ]
-        exceptions = sorted({row[1] for row in rows if row[2]})
-        made += [("exception", name, [row[3] for row in rows if row[2] and row[1] == name])
-                 for name in exceptions]  # fmt: skip
         self.db.executemany(
             "INSERT INTO parts VALUES (?, ?, ?, ?, ?, ?)",
             ((repo, section, name, file, len(lines),
@@ -439,17 +436,16 @@ class State:
              for section, name, lines in made if lines),
         )  # fmt: skip
 
-    def grouped(self, repo: str, by: str) -> Iterator[tuple[str, int, Iterator[str]]]:
-        """(name, count, items) of the repository's errors with a message, grouped by
-        `file` or `exception`, each group's items by file and line (their lines of HTML,
-        a file's part at a time). Read in the order of the key: no sort held in memory."""
-        section = {"file": "file", "exception": "exception"}[by]
+    def grouped(self, repo: str) -> Iterator[tuple[str, int, Iterator[str]]]:
+        """(file, count, items) of the repository's errors with a message, by file, each
+        file's items by line and id (their lines of HTML). Read in the order of the key:
+        no sort held in memory."""
         counts = self.db.execute(
-            "SELECT name, sum(count) FROM parts WHERE repo = ? AND section = ? GROUP BY name "
-            "ORDER BY name", (repo, section)).fetchall()  # fmt: skip
+            "SELECT name, sum(count) FROM parts WHERE repo = ? AND section = 'file' GROUP BY "
+            "name ORDER BY name", (repo,)).fetchall()  # fmt: skip
         rows = self.db.execute(
-            "SELECT name, body FROM parts WHERE repo = ? AND section = ? ORDER BY name, file",
-            (repo, section),
+            "SELECT name, body FROM parts WHERE repo = ? AND section = 'file' ORDER BY name, file",
+            (repo,),
         )
         groups = itertools.groupby(rows, key=lambda row: row[0])
         for (name, count), (_, group) in zip(counts, groups, strict=True):

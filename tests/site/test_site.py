@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -122,7 +123,7 @@ def test_the_site_holds_every_page_and_the_api(built: dict[str, Path]) -> None:
         groups = re.findall(r'<summary>[^<]*<span class="muted">\((\d+)\)</span></summary>\n'
                             r'<ul class="errors">\n(.*?)</ul>', html, re.S)  # fmt: skip
         resolved = [r for r in records(built, f"acme/{name}") if r.message is not None]
-        assert groups and sum(int(n) for n, _ in groups) == 2 * len(resolved)
+        assert groups and sum(int(n) for n, _ in groups) == len(resolved)
         assert all(int(n) == items.count("<li") for n, items in groups)
     for shard in (site / "search").rglob("*.json"):  # compact JSON, as the shards were
         text = shard.read_text()
@@ -306,6 +307,17 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             assert answer.json()["record"] == load.to_dict()
             # the paste box, a real traceback
             page.goto(f"{served}/repos/acme/weights/")
+            # grouped by exception in the page: each exception's errors, counted
+            page.select_option("#group", "exception")
+            shown = page.locator('section[data-grouping="exception"] summary').all_inner_texts()
+            wanted = Counter(
+                (r.exception or "re-raise").rsplit(".", 1)[-1]
+                for r in weights.values() if r.message is not None
+            )  # fmt: skip
+            assert shown == [f"{name} ({n})" for name, n in sorted(wanted.items())]
+            items = page.locator('section[data-grouping="exception"] li a')
+            assert items.count() == sum(wanted.values())
+            page.select_option("#group", "file")
             page.fill("#paste", traceback)
             page.wait_for_selector("#paste-hits li a", timeout=10_000)
             page.screenshot(path=str(ARTIFACTS / "repo-1280.png"), full_page=True)
