@@ -327,8 +327,7 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
         if fresh:
             run.shards |= state.add(errors)
             continue
-        for error in errors:
-            run.shards |= state.put(error)
+        run.shards |= state.put(errors)
     run.shards |= state.drop(gone)
     gone_paths = _paths(gone)
     run.writer.remove(gone_paths)

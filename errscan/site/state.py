@@ -322,40 +322,52 @@ class State:
                 f"SELECT id, brief FROM errors WHERE id IN ({marks})", part))  # fmt: skip
         return {error_id for error_id, brief in briefs.items() if held.get(error_id) != brief}
 
-    def put(self, error: Error) -> set[str]:
-        """Keep an error as it is now; the search shards whose contents changed."""
-        row = self.db.execute(
-            "SELECT repo, file, line, exception, kind, resolved, brief, item, template, "
-            "related, words FROM errors WHERE id = ?",
-            (error.id,),
-        ).fetchone()
-        fields = _fields(error)
+    def put(self, errors: Sequence[Error]) -> set[str]:
+        """Keep these errors as they are now (their rows read, and written, at once);
+        the search shards whose contents changed."""
+        held: dict[str, tuple[Any, ...]] = {}
+        for start in range(0, len(errors), 500):
+            part = [e.id for e in errors[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            held.update((row[0], tuple(row[1:])) for row in self.db.execute(
+                "SELECT id, repo, file, line, exception, kind, resolved, brief, item, template, "
+                f"related, words FROM errors WHERE id IN ({marks})", part))  # fmt: skip
         shards: set[str] = set()
-        if row == fields:
-            return shards
-        self.db.execute("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?)", (error.id, *fields))  # fmt: skip
-        self._dirty(error.repo, error.file)
-        old_links: set[str] = set()
-        old_words: set[tuple[str, str]] = set()
-        if row is not None:
-            self._dirty(row[0], row[1])
-            old_links = set(json.loads(row[9]))
-            old_words = {(shard, word) for shard, word in json.loads(row[10])}
-        new_links = set(error.related)
-        self.db.executemany("DELETE FROM links WHERE target = ? AND id = ?",
-                            ((t, error.id) for t in old_links - new_links))  # fmt: skip
-        self.db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)",
-                            ((t, error.id) for t in new_links - old_links))  # fmt: skip
-        new_words = set(error.words)
-        if old_words != new_words:
-            shards.update(f"words/{shard}" for shard, _ in old_words ^ new_words)
-            self._patch(error.id, old_words - new_words, False)
-            self._patch(error.id, new_words - old_words, True)
-            self.db.executemany("DELETE FROM words WHERE shard = ? AND word = ? AND id = ?",
-                                ((*w, error.id) for w in old_words - new_words))  # fmt: skip
-            self.db.executemany("INSERT INTO words VALUES (?, ?, ?)",
-                                ((*w, error.id) for w in new_words - old_words))  # fmt: skip
+        rows: list[tuple[Any, ...]] = []
+        links_gone: list[tuple[str, str]] = []
+        links_new: list[tuple[str, str]] = []
+        words_gone: list[tuple[str, str, str]] = []
+        words_new: list[tuple[str, str, str]] = []
+        for error in errors:
+            row = held.get(error.id)
+            fields = _fields(error)
+            if row == fields:
+                continue
+            rows.append((error.id, *fields))
+            self._dirty(error.repo, error.file)
+            old_links: set[str] = set()
+            old_words: set[tuple[str, str]] = set()
+            if row is not None:
+                self._dirty(row[0], row[1])
+                old_links = set(json.loads(row[9]))
+                old_words = {(shard, word) for shard, word in json.loads(row[10])}
+            new_links = set(error.related)
+            links_gone += [(t, error.id) for t in old_links - new_links]
+            links_new += [(t, error.id) for t in new_links - old_links]
+            new_words = set(error.words)
+            if old_words != new_words:
+                shards.update(f"words/{shard}" for shard, _ in old_words ^ new_words)
+                self._patch(error.id, old_words - new_words, False)
+                self._patch(error.id, new_words - old_words, True)
+                words_gone += [(*w, error.id) for w in old_words - new_words]
+                words_new += [(*w, error.id) for w in new_words - old_words]
+        self.db.executemany("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                            "?, ?)", rows)  # fmt: skip
+        self.db.executemany("DELETE FROM links WHERE target = ? AND id = ?", links_gone)
+        self.db.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)", links_new)
+        self.db.executemany("DELETE FROM words WHERE shard = ? AND word = ? AND id = ?",
+                            words_gone)  # fmt: skip
+        self.db.executemany("INSERT INTO words VALUES (?, ?, ?)", sorted(words_new))
         return shards
 
     def drop(self, ids: Sequence[str]) -> set[str]:
