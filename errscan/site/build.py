@@ -404,7 +404,7 @@ def _make(
         return
     jobs = run.jobs or os.cpu_count() or 1
     # a few errors: chunks small enough that every worker has a share
-    size = _CHUNK if ids is None else max(1, min(_CHUNK, len(ids) // (8 * jobs)))
+    size = _CHUNK if ids is None else max(1, min(_CHUNK, len(ids) // (2 * jobs)))
     chunks = _chunks((Brief(*row) for row in run.store.briefs(shared.scan, ids)), size)
     first = list(itertools.islice(chunks, 2 * _WINDOW))
     many = sum(map(len, first)) >= _IN_PROCESS
