@@ -361,10 +361,10 @@ def _todo(
         return None, _missing(state.ids(scan.repo), store.ids(scan))
     wanted: set[str] = set()
     line = scans[at[before.scan] : at[scan.id] + 1]
+    gone = store.gone(line[0], scan) if len(line) > 1 else []
     for older, newer in itertools.pairwise(line):
         wanted.update(store.changed(older, newer))
-        wanted.update(store.gone(older, newer))
-    gone = store.gone(line[0], scan) if len(line) > 1 else []
+        wanted.update(gone if len(line) == 2 else store.gone(older, newer))  # one step: gone
     if old.get("enriched") != stamp["enriched"]:
         count, latest = stamp["enriched"]
         old_count, old_latest = old.get("enriched", [0, 0.0])
