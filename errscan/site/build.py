@@ -413,12 +413,11 @@ def _make(
     try:
         workers = min(jobs, len(first))
         if workers > 1 and many:
-            # what every worker needs, loaded once before they fork
-            environment().get_template("error.html")
-            Highlighter.load()
             run.writer.wait()  # no thread of ours runs when the workers fork
             context = multiprocessing.get_context("fork")
-            with context.Pool(workers) as pool:
+            # each worker loads the page's template and the lexer as it starts, all at
+            # once, while this process reads what their first tasks need
+            with context.Pool(workers, initializer=_load) as pool:
                 # the state is read in this thread only: a window of tasks at a time
                 while window := list(itertools.islice(chunks, _WINDOW)):
                     tasks = [(chunk, _old_keys(run, chunk)) for chunk in window]
@@ -428,6 +427,12 @@ def _make(
             yield from _collect(run, shared, map(_error_pages, tasks_in), afresh)
     finally:
         _WORK = None
+
+
+def _load() -> None:
+    """What every page needs loaded: Jinja2's template, Pygments' lexer."""
+    environment().get_template("error.html")
+    Highlighter.load()
 
 
 def _collect(
