@@ -451,3 +451,27 @@ def test_a_shards_posting_lists_are_json_as_json_writes_it(lists: dict[str, list
     rows = [(word, i) for word in sorted(lists) for i in lists[word]]
     text = "{" + "".join(_posting_lists(rows)) + "}"
     assert text == json.dumps(lists, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def test_the_highlighting_stylesheet_is_made_again_only_for_other_pygments(
+    built: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pygments
+
+    from errscan.site import build as site_build
+    from errscan.site.render import pygments_css
+
+    site, db = _copies(built, tmp_path)
+    css = (site / "static/pygments.css").read_text()
+    made: list[str] = []
+
+    def counted() -> str:
+        made.append("css")
+        return pygments_css()
+
+    monkeypatch.setattr(site_build, "pygments_css", counted)
+    (site / "static/pygments.css").unlink()
+    assert build(site, db).written == ["static/pygments.css"] and made == []  # as kept
+    monkeypatch.setattr(pygments, "__version__", "0.0-other")
+    assert build(site, db).written == [] and made == ["css"]
+    assert (site / "static/pygments.css").read_text() == css
