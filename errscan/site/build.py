@@ -32,7 +32,7 @@ import multiprocessing
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -337,15 +337,19 @@ def _repository(run: _Build, shared: _Shared) -> dict[str, Any]:
     else:
         state.begin_made()
     fresh = afresh and not state.count_errors(scan.repo)  # nothing of it held: inserted
-    for errors in _make(run, shared, ids, afresh):  # in one go: the workers forked once
+
+    def drop() -> None:  # the errors no more: none of them among those made
+        run.shards |= state.drop(gone)
+        gone_paths = _paths(gone)
+        run.writer.remove(gone_paths)
+        state.forget_files(gone_paths)
+
+    # in one go: the workers forked once
+    for errors in _make(run, shared, ids, afresh, meanwhile=drop):
         if fresh:
             run.shards |= state.add(errors)
             continue
         run.shards |= state.put(errors)
-    run.shards |= state.drop(gone)
-    gone_paths = _paths(gone)
-    run.writer.remove(gone_paths)
-    state.forget_files(gone_paths)
     if afresh:  # its files the last build made that this one did not
         stale = state.not_made(scan.repo, own)
         run.writer.remove(stale)
@@ -409,12 +413,18 @@ def _missing(held: Iterable[str], kept: Iterable[str]) -> list[str]:
 
 
 def _make(
-    run: _Build, shared: _Shared, ids: Sequence[str] | None, afresh: bool
+    run: _Build,
+    shared: _Shared,
+    ids: Sequence[str] | None,
+    afresh: bool,
+    meanwhile: Callable[[], None],
 ) -> Iterator[list[Error]]:
     """Make the pages of these errors (None: all the scan's) whose keys changed, in
-    workers where there are many; the errors as the state keeps them, a chunk at a time."""
+    workers where there are many; the errors as the state keeps them, a chunk at a time.
+    `meanwhile` is called once, while the workers make the first pages."""
     global _WORK
     if ids is not None and not ids:
+        meanwhile()
         return
     jobs = run.jobs or os.cpu_count() or 1
     # a few errors: chunks small enough that every worker has a share
@@ -433,10 +443,16 @@ def _make(
             # once, while this process reads what their first tasks need
             with context.Pool(workers, initializer=_load) as pool:
                 # the state is read in this thread only: a window of tasks at a time
+                started = False
                 while window := list(itertools.islice(chunks, _WINDOW)):
                     tasks = [(chunk, _old_keys(run, chunk)) for chunk in window]
-                    yield from _collect(run, shared, pool.imap(_error_pages, tasks), afresh)
+                    done = pool.imap(_error_pages, tasks)
+                    if not started:
+                        meanwhile()
+                        started = True
+                    yield from _collect(run, shared, done, afresh)
         else:
+            meanwhile()
             tasks_in = ((chunk, _old_keys(run, chunk)) for chunk in chunks)
             yield from _collect(run, shared, map(_error_pages, tasks_in), afresh)
     finally:
