@@ -317,6 +317,7 @@ def test_the_site_in_a_real_browser(built: dict[str, Path], served: str, tmp_pat
             assert shown == [f"{name} ({n})" for name, n in sorted(wanted.items())]
             items = page.locator('section[data-grouping="exception"] li a')
             assert items.count() == sum(wanted.values())
+            page.screenshot(path=str(ARTIFACTS / "repo-by-exception-1280.png"), full_page=True)
             page.select_option("#group", "file")
             page.fill("#paste", traceback)
             page.wait_for_selector("#paste-hits li a", timeout=10_000)
