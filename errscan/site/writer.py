@@ -24,8 +24,10 @@ from errscan.tempname import mkstemp
 
 Changed = Callable[[str, bool], None]  # told each file written (False) or removed (True)
 
-_HELD = 1 << 18  # bytes of a file held whole, for the settling thread to write
-_DEPTH = 256  # files waiting for the settling thread at most: memory holds no list of them
+_HELD = 1 << 16  # bytes of a file held whole, for the settling thread to write
+# files waiting for the settling thread at most: memory holds no list of them, and at most
+# _DEPTH * _HELD bytes of them (16 MB) whatever the site's size
+_DEPTH = 256
 
 
 class FileWriter:
