@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from errscan.matching import Match, TemplateIndex
     from errscan.site import build as site_stage
     from errscan.site import page as page_stage
-else:  # loaded on first use: a replayed rescan needs none of these, a site build none
-    from errscan.lazy import LazyModule  # of the scan's
+else:  # loaded on first use: a command loads only the stages it runs (a replayed rescan
+    # neither the extractors nor the linking, a site build none of the scan's)
+    from errscan.lazy import LazyModule
 
     config = LazyModule("errscan.config")
     files_stage = LazyModule("errscan.analyzer.files")

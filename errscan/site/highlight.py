@@ -20,8 +20,8 @@ class Highlighter:
 
     @staticmethod
     def load() -> None:
-        """Import Pygments and compile the lexer's rules, once a process (before page
-        workers fork, so that each inherits them)."""
+        """Import Pygments and compile the lexer's rules, once a process (a page worker
+        does as it starts)."""
         Highlighter().lines("")
 
     def __init__(self) -> None:

@@ -186,14 +186,15 @@ class State:
         self.patches = None
 
     # files
+    def _in(self, query: str, values: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """The rows of `query`, its `{marks}` the placeholders of these values, 500 of
+        them a query (SQLite's limit on variables)."""
+        for start in range(0, len(values), 500):
+            part = values[start : start + 500]
+            yield from self.db.execute(query.format(marks=",".join("?" * len(part))), part)
+
     def keys(self, paths: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for start in range(0, len(paths), 500):
-            part = paths[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.db.execute(f"SELECT path, key FROM files WHERE path IN ({marks})", part)
-            found.update(rows)
-        return found
+        return dict(self._in("SELECT path, key FROM files WHERE path IN ({marks})", paths))
 
     def made(self, files: Iterable[tuple[str, str, str]]) -> None:
         """(path, key, repository) of files made: what changed of them is kept."""
@@ -313,25 +314,17 @@ class State:
     def briefed(self, briefs: dict[str, str]) -> set[str]:
         """The errors of these (id: brief) whose brief the state has otherwise, or none:
         those whose related errors' pages change."""
-        ids = list(briefs)
-        held: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            held.update(self.db.execute(
-                f"SELECT id, brief FROM errors WHERE id IN ({marks})", part))  # fmt: skip
+        held = dict(self._in("SELECT id, brief FROM errors WHERE id IN ({marks})", list(briefs)))
         return {error_id for error_id, brief in briefs.items() if held.get(error_id) != brief}
 
     def put(self, errors: Sequence[Error]) -> set[str]:
         """Keep these errors as they are now (their rows read, and written, at once);
         the search shards whose contents changed."""
-        held: dict[str, tuple[Any, ...]] = {}
-        for start in range(0, len(errors), 500):
-            part = [e.id for e in errors[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            held.update((row[0], tuple(row[1:])) for row in self.db.execute(
-                "SELECT id, repo, file, line, exception, kind, resolved, brief, item, template, "
-                f"related, words FROM errors WHERE id IN ({marks})", part))  # fmt: skip
+        query = (
+            "SELECT id, repo, file, line, exception, kind, resolved, brief, item, "
+            "template, related, words FROM errors WHERE id IN ({marks})"
+        )
+        held = {row[0]: tuple(row[1:]) for row in self._in(query, [e.id for e in errors])}
         shards: set[str] = set()
         rows: list[tuple[Any, ...]] = []
         links_gone: list[tuple[str, str]] = []

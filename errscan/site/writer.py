@@ -80,14 +80,14 @@ class FileWriter:
         that file or one changed since, and is replaced either way."""
         target = self.root / path
         made = hashlib.sha256()
-        parts = iter(chunks)
+        parts = (chunk.encode("utf-8") if isinstance(chunk, str) else chunk for chunk in chunks)
         held: list[bytes] = []
         size = 0
         if self._settler is not None:
-            for chunk in parts:
-                held.append(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
-                made.update(held[-1])
-                size += len(held[-1])
+            for body in parts:
+                held.append(body)
+                made.update(body)
+                size += len(body)
                 if size > _HELD:
                     break
             else:  # the whole file held: the thread writes it
@@ -100,8 +100,7 @@ class FileWriter:
         try:
             with os.fdopen(fd, "wb", buffering=1 << 16) as out:
                 out.writelines(held)
-                for chunk in parts:
-                    body = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+                for body in parts:
                     made.update(body)
                     out.write(body)
                 size = out.tell()
