@@ -430,6 +430,13 @@ def main() -> int:
     parser.add_argument(
         "--errscan", type=Path, default=ROOT, help="the checkout whose errscan makes the records"
     )
+    parser.add_argument(
+        "--captures",
+        type=Path,
+        default=None,
+        help="a folder keeping each project's captured raises (NAME-VERSION.jsonl): reused"
+        " when there, so a change of errscan is measured without running the suites again",
+    )
     options = parser.parse_args()
     total = Tally()
     head = ["project", "executed sites", "with a record", "class right", "resolved",
@@ -444,7 +451,14 @@ def main() -> int:
                 archive.extractall(work, filter="data")
             tree = Path(work) / f"{project.name}-{project.version}"
             python = venv(project, options.python)
-            captured = capture(project, tree, python)
+            kept = options.captures and options.captures / f"{name}-{project.version}.jsonl"
+            if kept and kept.exists():
+                captured = [json.loads(line) for line in kept.read_text("utf-8").splitlines()]
+            else:
+                captured = capture(project, tree, python)
+                if kept:
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    kept.write_text("".join(json.dumps(row) + "\n" for row in captured), "utf-8")
             found = records(tree, options.errscan)
             tally = compare(captured, found, tree, aliases(python, found, project.package))
         for key in (
