@@ -10,11 +10,12 @@ The names are those of `errscan.api`, loaded on first use, so that importing err
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # not typing's: a replayed rescan (errscan.launch) never loads typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from errscan.api import (
         CacheError,
         ErrorRecord,

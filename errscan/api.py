@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__
+from errscan import __version__, build
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from errscan import config, matching
+    from errscan import config, matching, outfile
     from errscan import enrichment as enrich_stage
     from errscan.analyzer import cache, link, output, related, replay, repo, settings, state
     from errscan.analyzer import diff as diff_stage
@@ -42,6 +42,7 @@ else:  # loaded on first use: a command loads only the stages it runs (a replaye
     config = LazyModule("errscan.config")
     files_stage = LazyModule("errscan.analyzer.files")
     output = LazyModule("errscan.analyzer.output")
+    outfile = LazyModule("errscan.outfile")
     replay = LazyModule("errscan.analyzer.replay")
     repo = LazyModule("errscan.analyzer.repo")
     settings = LazyModule("errscan.analyzer.settings")
@@ -103,34 +104,9 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 
-def _build_id() -> str:
-    """The version and a digest of errscan's own sources: cached results and outputs of
-    other code (an edited checkout under the same version) are never taken for ours."""
-    digest = hashlib.sha256(__version__.encode())
-    for source in sorted(Path(__file__).parent.rglob("*.py")):
-        digest.update(source.read_bytes())
-    return f"{__version__}+{digest.hexdigest()[:12]}"
-
-
-def _libcst_version() -> str:
-    """LibCST's installed version, read from its metadata folder without importing it
-    (it rewrites files in syntax newer than this Python, so it shapes their records)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("libcst")
-    if spec is None or spec.origin is None:
-        return "libcst-none"
-    site = Path(spec.origin).resolve().parent.parent
-    found = sorted(p.name for p in site.glob("libcst-*.dist-info"))
-    return found[-1] if found else "libcst-unknown"
-
-
-# What besides the repository and the options decides the output: errscan's own code, the
-# interpreter (its `ast`, `ast.unparse`, float sums) and LibCST. Every cache key holds it.
-_BUILD = (
-    f"{_build_id()}|{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
-    f"|{_libcst_version()}"
-)
+# What besides the repository and the options decides the output (errscan.build). Every
+# cache key holds it.
+_BUILD = build.ident()
 
 
 _M_MMAP_THRESHOLD = -3  # glibc mallopt parameters (malloc.h)
@@ -561,12 +537,17 @@ def export(
     fmt: str,
     path: Path | None = None,
     stream: TextIO | None = None,
+    *,
+    kept: Callable[[repo.Commit, Path, str], None] | None = None,
     **options: Unpack[ScanOptions],
 ) -> ScanStats:
     """Scan REPO@REV and write it as `fmt` to `path` (atomically) or `stream` (stdout).
 
     A rescan of a commit with the same options replays the output stored the first
-    time (unless use_cache=False). The options are those of `scan`.
+    time (unless use_cache=False). `kept` is told, where the output written is the one
+    stored (replayed, or stored whole now), of the commit, the cache folder and the
+    stored entry's name (the command line keeps a note of them, errscan.launch). The
+    options are those of `scan`.
     """
     out = stream if stream is not None else sys.stdout
     running = scan(target, **options)
@@ -582,14 +563,18 @@ def export(
         ):
             running.files  # noqa: B018 - lists the files, for the warnings of globs that take none
         running.close()
-        chunks, stats = hit
-        output.write_bytes(chunks, path, out)
-        return dataclasses.replace(stats, seconds=running.elapsed)
+        chunks, (files, sites, file_errors) = hit
+        outfile.write_bytes(chunks, path, out)
+        if kept is not None:
+            kept(running._source, running.cache_root, entry)
+        return ScanStats(files, sites, file_errors, running.elapsed)
     with store.recorder(entry) as recorder:
         output.write_chunks(recorder.tee(output.render(running, fmt, __version__)), path, out)
         if not any(error.transient for error in running.file_errors):
             recorder.stats = running.stats  # an output with a time-out is not kept
     replay.prune(store, replay.DEFAULT_MAX_BYTES)
+    if kept is not None and recorder.kept:
+        kept(running._source, running.cache_root, entry)
     return running.stats
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import errscan
-from errscan import config
+from errscan import config, launch, outfile
 from errscan.analyzer import output, repo
 from errscan.escape import visible
 
@@ -67,6 +67,7 @@ class ExtractOptions:
     quiet: bool
     db: Path | None
     scan: dict[str, Any]
+    configs: tuple[Path, ...] = ()  # the user's configuration files that could apply
 
 
 class ErrscanGroup(click.Group):
@@ -249,7 +250,11 @@ def extract(
         "file_timeout": file_timeout or None,
         "use_cache": not no_cache,
     }
-    return run_extract(ExtractOptions(target, fmt, output_path, quiet, db, scan))
+    if config_path is not None:
+        configs = [config_path]
+    else:
+        configs = [] if isolated else config.candidates(Path.cwd().resolve())
+    return run_extract(ExtractOptions(target, fmt, output_path, quiet, db, scan, tuple(configs)))
 
 
 def _configured(
@@ -277,11 +282,26 @@ def _warn(message: str) -> None:
 
 def run_extract(options: ExtractOptions) -> int:
     if options.output is not None:
-        output.check_writable(options.output)
+        outfile.check_writable(options.output)
     bar = _ProgressBar() if not options.quiet and sys.stderr.isatty() else None
-    settings = {**options.scan, "progress": bar, "warn": None if options.quiet else _warn}
+    warned: list[str] = []
+
+    def warn(message: str) -> None:
+        warned.append(message)
+        _warn(message)
+
+    def kept(commit: repo.Commit, root: Path, entry: str) -> None:
+        # the next run of this command line may answer from the output stored, where
+        # this run printed nothing it would not print again
+        if _command_line is not None and bar is None and not warned:
+            launch.remember(_command_line, root, commit, entry, output=options.output,
+                            quiet=options.quiet, configs=options.configs)  # fmt: skip
+
+    settings = {**options.scan, "progress": bar, "warn": None if options.quiet else warn}
     if options.db is None:
-        stats = errscan.export(options.target, options.fmt, options.output, sys.stdout, **settings)
+        stats = errscan.export(
+            options.target, options.fmt, options.output, sys.stdout, kept=kept, **settings
+        )
     else:  # kept in the store as well: the whole result is needed at once
         result = errscan.extract(options.target, **settings)
         output.write(result, options.fmt, options.output, sys.stdout, errscan.__version__)
@@ -290,11 +310,8 @@ def run_extract(options: ExtractOptions) -> int:
     if bar is not None:
         bar.close()
     if not options.quiet:
-        click.echo(
-            f"errscan: {stats.files} files scanned, {stats.sites} sites, "
-            f"{stats.file_errors} file errors, {stats.seconds:.2f}s",
-            err=True,
-        )
+        click.echo(launch.summary(stats.files, stats.sites, stats.file_errors, stats.seconds),
+                   err=True)  # fmt: skip
     return EXIT_OK
 
 
@@ -895,19 +912,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return its exit code (0 done, 1 internal error, 2 bad input)."""
     from errscan import api
 
+    global _command_line
     api.tune_allocator()  # done where a scan runs its pipeline, never by a warm replay
     signal.signal(signal.SIGTERM, _terminate)
+    args = list(argv) if argv is not None else sys.argv[1:]
+    _command_line = args
     try:
         # without standalone mode, click returns the command's value or an Exit's code
-        code = cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="errscan",
-            standalone_mode=False,
-        )
+        code = cli.main(args=args, prog_name="errscan", standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("errscan: interrupted", err=True)
         return EXIT_INTERRUPTED
+    finally:
+        _command_line = None
     return code if isinstance(code, int) else EXIT_OK
+
+
+# the arguments `main` runs, for the note errscan.launch keeps of an `extract` (None where
+# the commands are run otherwise, as click's test runner does: no note then)
+_command_line: list[str] | None = None

@@ -168,6 +168,18 @@ def find(start: Path) -> Path | None:
     return None
 
 
+def candidates(start: Path) -> list[Path]:
+    """Every path `find(start)` could look at, there or not: each folder's errscan.toml,
+    pyproject.toml and .git, up to the top of the project. While each is as it was,
+    `find` and `load` answer as they did (errscan.launch checks them so)."""
+    found = []
+    for folder in (start, *start.parents):
+        found += [folder / "errscan.toml", folder / "pyproject.toml", folder / ".git"]
+        if (folder / ".git").exists():
+            break
+    return found
+
+
 def _has_tool_table(path: Path) -> bool:
     tomllib = _toml_module()
     try:

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
-from typing import IO
 
 from errscan.errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not loaded at run time: a replayed rescan needs none of it
+    from collections.abc import Mapping
+    from typing import IO
 
 # Configuration given on git's command line (GIT_CONFIG_COUNT) outranks every file,
 # include.path and includeIf among them: the settings that could run a program, prompt,
@@ -178,3 +181,20 @@ def discover(path: str) -> str | None:
         return None
     found = done.stdout.decode("utf-8", "surrogateescape").strip()
     return found if done.returncode == 0 and found else None
+
+
+def rev_parse(repo: Git, rev: str) -> str | None:
+    """The sha of the commit `rev` names in `repo`, or None where it names none."""
+    try:
+        out = repo.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    except GitError:
+        return None
+    return out.strip() or None
+
+
+def origin_url(repo: Git) -> str:
+    """The repository's `origin` remote as its configuration writes it, "" where none."""
+    try:
+        return repo.run("config", "--get", "remote.origin.url").strip()
+    except GitError:
+        return ""

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from errscan.analyzer.repo import display_name
 from errscan.errors import InputError
 from errscan.escape import csv_cell
 from errscan.models import ErrorRecord, FileError, ScanStats
-from errscan.tempname import gathered, mkstemp
+from errscan.outfile import opened
+from errscan.tempname import gathered
 
 FORMATS = ("jsonl", "json", "sarif")
 EXPORT_FORMATS = (*FORMATS, "csv")
@@ -124,17 +123,6 @@ def _member(name: str, value: Any, last: bool = False) -> str:
     return f"  {_dumps(name)}: {text}{'' if last else ','}\n"
 
 
-def check_writable(path: Path) -> None:
-    """Fail before any work where the output cannot be written."""
-    parent = path.parent
-    if not parent.is_dir():
-        raise InputError(f"output directory not found: {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"output directory not writable: {parent}")
-    if path.is_dir():
-        raise InputError(f"output path is a directory: {path}")
-
-
 def write(scanned: Scanned, fmt: str, path: Path | None, stream: TextIO, version: str) -> None:
     """Render `scanned` to `stream`, or atomically to `path`."""
     write_chunks(render(scanned, fmt, version), path, stream)
@@ -151,58 +139,6 @@ def write_chunks(chunks: Iterable[str], path: Path | None, stream: TextIO) -> No
             stream.write(chunk)
         stream.flush()
         return
-    with _opened(path) as out:
+    with opened(path) as out:
         for chunk in chunks:
             out.write(chunk.encode("utf-8"))
-
-
-def write_bytes(chunks: Iterable[bytes], path: Path | None, stream: TextIO) -> None:
-    """As write_chunks, for text already encoded as UTF-8 (a replayed output, copied as
-    it is: no decoding and encoding again)."""
-    if path is None:
-        buffer = getattr(stream, "buffer", None)
-        stream.flush()
-        for chunk in chunks:
-            if buffer is not None:
-                buffer.write(chunk)
-            else:  # a text-only stream (io.StringIO)
-                stream.write(chunk.decode("utf-8"))
-        (buffer or stream).flush()
-        return
-    with _opened(path) as out:
-        for chunk in chunks:
-            out.write(chunk)
-
-
-@contextlib.contextmanager
-def _opened(path: Path) -> Iterator[IO[bytes]]:
-    """`path` to write bytes to: in place for a device or a pipe, else a temp file beside
-    it, synced and renamed over it once all is written (removed if not)."""
-    if path.exists() and not path.is_file():
-        with open(path, "wb") as special:
-            yield special
-        return
-    path = path.resolve() if path.is_symlink() else path
-    check_writable(path)
-    fd, tmp = mkstemp(f".{path.name}.", ".tmp", path.parent)
-    try:
-        os.chmod(tmp, _file_mode(path))
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _file_mode(path: Path) -> int:
-    """The mode the output would have had if opened plainly: the old file's, or 0666 - umask."""
-    try:
-        return path.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

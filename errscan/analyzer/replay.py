@@ -15,12 +15,16 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
 
-from errscan.models import ScanStats
 from errscan.tempname import mkstemp, write_atomically
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the models load where a scan's counts are made, not on a replay
+    from collections.abc import Iterable, Iterator
+    from typing import IO
+
+    from errscan.models import ScanStats
 
 _BLOCK = 1 << 20
 _WHOLE = 64 << 20  # an output up to this size is read once, whole
@@ -36,14 +40,17 @@ class Replay:
     def __init__(self, cache_dir: Path) -> None:
         self.root = cache_dir / "outputs"
 
-    def load(self, entry: str) -> tuple[Iterator[bytes], ScanStats] | None:
-        """The stored output (its UTF-8 bytes, a block at a time) and its counts, or
-        None where there is no whole entry, or its output is not the bytes stored (a
-        damaged file: read whole to check, before any of it is given out)."""
+    def load(self, entry: str) -> tuple[Iterator[bytes], tuple[int, int, int]] | None:
+        """The stored output (its UTF-8 bytes, a block at a time) and its counts (files,
+        sites, file errors), or None where there is no whole entry, or its output is not
+        the bytes stored (a damaged file: read whole to check, before any of it is given
+        out)."""
         text_path, stats_path = self.root / f"{entry}.out", self.root / f"{entry}.json"
         try:
             counts = json.loads(stats_path.read_text(encoding="utf-8"))
-            stats = ScanStats(counts["files"], counts["sites"], counts["file_errors"], 0.0)
+            stats = (counts["files"], counts["sites"], counts["file_errors"])
+            if not all(type(count) is int for count in stats):
+                return None
             size, digest = counts["bytes"], counts["sha256"]
             with open(text_path, "rb") as stored:
                 if os.fstat(stored.fileno()).st_size != size:
@@ -102,6 +109,7 @@ class _Recorder:
         self._tmp: str | None = None
         self._digest = hashlib.sha256()
         self._bytes = 0
+        self.kept = False  # whether the entry was stored whole
         with contextlib.suppress(OSError):
             root.mkdir(parents=True, exist_ok=True)
             fd, self._tmp = mkstemp(f".{entry}.", ".tmp", root)
@@ -130,6 +138,7 @@ class _Recorder:
                       "file_errors": self.stats.file_errors, "bytes": self._bytes,
                       "sha256": self._digest.hexdigest()}  # fmt: skip
             write_atomically(self.root / f"{self.entry}.json", json.dumps(counts).encode())
+            self.kept = True
         except OSError:
             self.discard()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from errscan.analyzer.gitcmd import Git, GitError, discover
+from errscan.analyzer.gitcmd import Git, GitError, discover, origin_url, rev_parse
 from errscan.errors import InputError
 
 # GitHub owners are letters, digits and inner hyphens; names may hold dots and underscores too.
@@ -45,6 +45,12 @@ class Commit:
     repo: str
     web: str | None  # https://github.com/OWNER/NAME for pinned links, else None
     scanned_in_place: bool = False  # a local repository, whose configuration is untrusted
+    # of a local repository, what resolving it read, for errscan.launch to check again:
+    # the path and revision given, and its origin remote as git gave it (None: not read,
+    # a name was given)
+    path: str | None = None
+    rev: str | None = None
+    origin: str | None = None
 
     def git(self) -> Git:
         """Git commands on the repository holding the commit."""
@@ -123,11 +129,13 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
     local = _local_path(target.repo)
     if local is not None:
         repo = _open_local(local)
-        sha = _rev_parse(repo, target.rev or "HEAD")
+        rev = target.rev or "HEAD"
+        sha = rev_parse(repo, rev)
         if sha is None:
-            raise InputError(f"unknown revision {target.rev or 'HEAD'!r} in {target.repo}")
-        shown, web = display_name(name or _local_name(repo))
-        return Commit(repo.git_dir, sha, shown, web, scanned_in_place=True)
+            raise InputError(f"unknown revision {rev!r} in {target.repo}")
+        origin = None if name else origin_url(repo)
+        shown, web = display_name(name or _local_name(repo, origin or ""))
+        return Commit(repo.git_dir, sha, shown, web, True, str(local), rev, origin)
     url = _remote_url(target.repo)
     if target.rev is None:
         raise InputError(f"a remote repository needs a revision: {redact(target.repo)}@REV")
@@ -139,16 +147,12 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
     return Commit(str(git_dir), sha, shown, web)
 
 
-def _local_name(repo: Git) -> str:
+def _local_name(repo: Git, origin: str) -> str:
     """What names a local repository whatever the path it was given by (`.`, a relative
     or an absolute path, a subfolder): its `origin` remote where it has one (a GitHub
     remote gives OWNER/NAME and pinned links), else its top folder, the home folder
     written `~`."""
-    try:
-        origin = repo.run("config", "--get", "remote.origin.url").strip()
-    except GitError:
-        origin = ""
-    if origin and "://" not in origin and not _SCP_LIKE.match(origin):
+    if origin and is_path_remote(origin):
         origin = str((Path(repo.git_dir) / origin).resolve())  # a path, maybe relative
     if origin:
         return _home_relative(origin)
@@ -159,6 +163,12 @@ def _local_name(repo: Git) -> str:
         found = _work_tree(repo)
         top = found if found is not None else top
     return _home_relative(str(top))
+
+
+def is_path_remote(origin: str) -> bool:
+    """Whether a remote's address is a folder (relative to the git directory or not)
+    rather than a URL (`scheme://...`, `user@host:path`)."""
+    return "://" not in origin and not _SCP_LIKE.match(origin)
 
 
 def _work_tree(repo: Git) -> Path | None:
@@ -211,14 +221,6 @@ def _open_local(path: Path) -> Git:
     return Git(git_dir, scanned=True)
 
 
-def _rev_parse(repo: Git, rev: str) -> str | None:
-    try:
-        out = repo.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
-    except GitError:
-        return None
-    return out.strip() or None
-
-
 def _cache_name(url: str) -> str:
     tail = re.sub(r"[^A-Za-z0-9_.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1])[:40]
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
@@ -251,7 +253,7 @@ def _open_cache(git_dir: Path) -> Git:
 def _fetch(repo: Git, url: str, rev: str) -> str:
     """The sha `rev` names at `url`, fetched with depth 1 unless already present."""
     if HEX.fullmatch(rev):
-        sha = _rev_parse(repo, rev)
+        sha = rev_parse(repo, rev)
         if sha is not None:
             return sha
         if len(rev) == 40:
@@ -260,13 +262,13 @@ def _fetch(repo: Git, url: str, rev: str) -> str:
                 return sha
     refs = _ls_remote(repo, url, rev)
     if refs:
-        sha = _rev_parse(repo, refs[0]) or _try_fetch(repo, url, refs[0])
+        sha = rev_parse(repo, refs[0]) or _try_fetch(repo, url, refs[0])
         if sha is not None:
             return sha
     if HEX.fullmatch(rev):
         # a short sha: the server cannot be asked for it, so fetch every branch and tag
         _run_fetch(repo, url, "+refs/heads/*:refs/errscan/heads/*", "+refs/tags/*:refs/tags/*")
-        sha = _rev_parse(repo, rev)
+        sha = rev_parse(repo, rev)
         if sha is not None:
             return sha
     raise InputError(f"unknown revision {rev!r} in {redact(url)}")
@@ -289,7 +291,7 @@ def _try_fetch(repo: Git, url: str, sha: str) -> str | None:
         _run_fetch(repo, url, f"+{sha}:refs/errscan/objects/{sha}", depth=True)
     except InputError:
         return None
-    return _rev_parse(repo, sha)
+    return rev_parse(repo, sha)
 
 
 def _run_fetch(repo: Git, url: str, *refspecs: str, depth: bool = False) -> None:

@@ -1,0 +1,63 @@
+"""What shapes errscan's output besides the repository and the options: errscan's own code,
+the interpreter (its `ast`, `ast.unparse`, float sums) and LibCST. Every cache key holds
+`ident()`; `signature()` tells, without reading the code, whether `ident()` could differ
+from the one a note of errscan.launch was made under."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+from errscan import __version__
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _sources() -> list[Path]:
+    return sorted(_PACKAGE.rglob("*.py"))
+
+
+def ident() -> str:
+    """The version and a digest of errscan's own sources (cached results and outputs of
+    other code, an edited checkout under the same version, are never taken for ours),
+    the interpreter's, and LibCST's version."""
+    digest = hashlib.sha256(__version__.encode())
+    for source in _sources():
+        digest.update(source.read_bytes())
+    return (
+        f"{__version__}+{digest.hexdigest()[:12]}"
+        f"|{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+        f"|{libcst_version()}"
+    )
+
+
+def libcst_version() -> str:
+    """LibCST's installed version, read from its metadata folder without importing it
+    (it rewrites files in syntax newer than this Python, so it shapes their records)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or spec.origin is None:
+        return "libcst-none"
+    site = Path(spec.origin).resolve().parent.parent
+    found = sorted(p.name for p in site.glob("libcst-*.dist-info"))
+    return found[-1] if found else "libcst-unknown"
+
+
+def signature() -> str:
+    """A digest of what `ident()` reads, as the file system describes it rather than by
+    content: each source's path, inode, size, and modification and change times (a
+    change time no program can set back), the interpreter, and LibCST's version. Equal
+    signatures mean equal idents; OSError where a source cannot be looked at."""
+    digest = hashlib.sha256(f"{__version__}|{sys.executable}|{sys.version}".encode())
+    for source in _sources():
+        st = os.stat(source)
+        digest.update(
+            f"{source}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}\n".encode(
+                "utf-8", "surrogateescape"
+            )
+        )
+    digest.update(libcst_version().encode())
+    return digest.hexdigest()

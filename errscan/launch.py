@@ -1,0 +1,252 @@
+"""A rescan's command line answered from its stored output, before click, the API and the
+scan's modules load: a warm `errscan extract` costs about what its output's copy costs.
+
+The first run of an `extract` command line goes the full way (click, the API) and keeps,
+beside the output stored for replay, a note of what made that output the answer to that
+command line (`remember`):
+
+    the command line, the folder it ran in, the environment, whether stderr is a
+    terminal, the interpreter                    -> the note's name (`fingerprint`)
+    errscan's code and LibCST's version          -> build.signature()
+    the user's configuration files that could apply, present or not, and their state
+    the repository's git directory, the commit the revision names, its origin remote
+    what click made of the command line: where the output goes, whether quiet
+    the stored output                            -> its entry, checked by its digest
+
+A later run of the same command line (`replay`, called by the entry point) checks each
+of these again: the files by their state (inode, size, modification and change times),
+the repository by running the same git commands as the full way. Only where every one
+is as it was does it write the stored output itself. Anything else (another command, a
+changed input, a damaged note or output, a remote repository, an output path that
+cannot be written) goes the full way, which is always right, and which answers errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from errscan import __version__, build
+from errscan.analyzer import gitcmd
+from errscan.analyzer.replay import Replay
+from errscan.outfile import check_writable, write_bytes
+from errscan.tempname import write_atomically
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from errscan.analyzer.repo import Commit
+
+_VERSION = 1
+_FOLDER = "launches"
+_KEPT = 256  # notes kept in a cache; past that, the least recently written go
+# what the environment holds that neither errscan nor git reads, and a shell changes
+# between two runs of the same command: the last command's path, the last folder
+_IGNORED = frozenset({"_", "OLDPWD"})
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+def fingerprint(argv: Sequence[str], cwd: str, environ: Mapping[str, str], tty: bool) -> str:
+    """The name of the note of a command line run so: everything that could make click
+    or the API read it otherwise, but the files, checked one by one."""
+    given = sorted((k, v) for k, v in environ.items() if k not in _IGNORED)
+    text = json.dumps(
+        [_VERSION, list(argv), cwd, given, tty, sys.executable, sys.version, __version__]
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def cache_root(argv: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The cache folder the full way would use: --cache-dir, ERRSCAN_CACHE_DIR, else the
+    user cache. Read naively (`-o --cache-dir` makes it the output's name): a note is
+    only trusted where it says it was written for this folder, and its name holds the
+    whole command line."""
+    for i, arg in enumerate(argv):
+        if arg == "--cache-dir" and i + 1 < len(argv):
+            return os.path.expanduser(argv[i + 1])
+        if arg.startswith("--cache-dir="):
+            return os.path.expanduser(arg.split("=", 1)[1])
+    explicit = environ.get("ERRSCAN_CACHE_DIR")
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "errscan")
+
+
+def _state(path: str) -> list[int] | None:
+    """What the file system says of a path: None where nothing is there."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _note_path(root: str, argv: Sequence[str]) -> str:
+    name = fingerprint(argv, os.getcwd(), os.environ, sys.stderr.isatty())
+    return os.path.join(root, _FOLDER, f"{name}.json")
+
+
+def remember(
+    argv: Sequence[str],
+    root: Path,
+    commit: Commit,
+    entry: str,
+    *,
+    output: Path | None,
+    quiet: bool,
+    configs: Sequence[Path],
+) -> None:
+    """Keep the note of an `extract` command line whose output is stored as `entry`.
+    Only for a repository scanned in place whose name the note can check (given, its
+    origin remote, or the folder holding `.git`). Best effort: a note that cannot be
+    written only costs the next run its shortcut."""
+    if not commit.scanned_in_place or commit.path is None or commit.rev is None:
+        return
+    origin_real = None
+    if commit.origin is not None:
+        if commit.origin and _is_path(commit.origin):
+            origin_real = os.path.realpath(os.path.join(commit.git_dir, commit.origin))
+        elif not commit.origin and os.path.basename(commit.git_dir) != ".git":
+            return  # named by a linked work tree's folder, read from a file: not checked
+    try:
+        note = {
+            "version": _VERSION,
+            "root": str(root),
+            "build": build.signature(),
+            "configs": [[str(path), _state(str(path))] for path in configs],
+            "path": commit.path,
+            "rev": commit.rev,
+            "git_dir": commit.git_dir,
+            "sha": commit.sha,
+            "origin": commit.origin,
+            "origin_real": origin_real,
+            "entry": entry,
+            "output": None if output is None else str(output),
+            "quiet": quiet,
+        }
+        folder = root / _FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        target = Path(_note_path(str(root), argv))
+        write_atomically(target, json.dumps(note).encode("utf-8", "surrogateescape"))
+        _prune(folder)
+    except (OSError, ValueError):
+        return
+
+
+def _is_path(origin: str) -> bool:
+    """An origin remote that is a folder, relative to the git directory or not, rather
+    than a URL (`scheme://`, or `user@host:path`), as repo._local_name tells them."""
+    from errscan.analyzer.repo import is_path_remote
+
+    return is_path_remote(origin)
+
+
+def _prune(folder: Path) -> None:
+    with os.scandir(folder) as found:
+        notes = [(e.stat().st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
+    for _, path in sorted(notes)[: max(0, len(notes) - _KEPT)]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as the full way's cli.Terminated is: a temp output is removed."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise _Terminated
+
+
+def answer(argv: Sequence[str]) -> int | None:
+    """The exit code of `errscan ARGV` answered from its note, or None where it must go
+    the full way (nothing was written then). Interrupted, it ends as the full way does."""
+    if argv[:1] != ["extract"]:
+        return None
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _answer(argv)
+    except _Terminated:
+        sys.stderr.write("errscan: terminated\n")
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        sys.stderr.write("errscan: interrupted\n")
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _answer(argv: Sequence[str]) -> int | None:
+    started = time.perf_counter()
+    try:
+        root = cache_root(argv, os.environ)
+        with open(_note_path(root, argv), "rb") as kept:
+            note = json.loads(kept.read())
+        if not _holds(note, root):
+            return None
+        hit = Replay(Path(root)).load(note["entry"])
+        if hit is None:
+            return None
+        output = None if note["output"] is None else Path(note["output"])
+        if output is not None:
+            check_writable(output)
+    except Exception:  # whatever is wrong here, the full way tells
+        return None
+    chunks, (files, sites, file_errors) = hit
+    if output is not None:
+        try:  # atomic: where this fails, nothing was written, and the full way answers
+            write_bytes(chunks, output, sys.stdout)
+        except Exception:
+            return None
+    else:
+        try:
+            write_bytes(chunks, None, sys.stdout)
+        except BrokenPipeError:  # the reader stopped early: as the full way, not an error
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+        except OSError as exc:
+            from errscan.escape import visible
+
+            message = visible(" ".join(str(exc).split()))
+            sys.stderr.write(f"errscan: internal error: {type(exc).__name__}: {message}\n")
+            return 1
+    if not note["quiet"]:
+        sys.stderr.write(summary(files, sites, file_errors, time.perf_counter() - started) + "\n")
+    return 0
+
+
+def summary(files: int, sites: int, file_errors: int, seconds: float) -> str:
+    """The line `extract` ends with on stderr, unless quiet."""
+    return (
+        f"errscan: {files} files scanned, {sites} sites, {file_errors} file errors, {seconds:.2f}s"
+    )
+
+
+def _holds(note: dict[str, Any], root: str) -> bool:
+    """Whether every input the note names is as it was."""
+    if note.get("version") != _VERSION or note.get("root") != root:
+        return False
+    if any(_state(path) != state for path, state in note["configs"]):
+        return False
+    if note["build"] != build.signature():
+        return False
+    path, git_dir = note["path"], note["git_dir"]
+    if not os.path.isdir(path) or gitcmd.discover(path) != git_dir:
+        return False
+    repo = gitcmd.Git(git_dir, scanned=True)
+    if gitcmd.rev_parse(repo, note["rev"]) != note["sha"]:
+        return False
+    origin, real = note["origin"], note["origin_real"]
+    if origin is not None and gitcmd.origin_url(repo) != origin:
+        return False
+    return real is None or os.path.realpath(os.path.join(git_dir, origin)) == real

@@ -1,0 +1,192 @@
+"""A rerun of an `extract` command line, answered from its stored output before click
+loads (errscan.launch): the same bytes as the full way, and the full way again wherever
+an input it read changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from errscan import build, launch
+from errscan.analyzer.repo import Commit
+from tests.support import commit_all, git, write
+
+# the command as the entry point runs it; then whether click (the full way) was loaded
+_RUN = """
+import sys
+sys.argv = ["errscan", *sys.argv[1:]]
+from errscan.__main__ import main
+code = main()
+sys.stdout.flush()
+print(f"\\n{code} {'click' in sys.modules}", file=sys.stderr)
+"""
+
+
+def _extract(*args: str, cwd: Path | None = None) -> tuple[str, str, bool]:
+    """stdout, stderr (the exit line taken off) and whether the full way ran."""
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, "extract", *args],
+        capture_output=True, text=True, timeout=120, cwd=cwd,
+    )  # fmt: skip
+    err, _, last = done.stderr.rstrip("\n").rpartition("\n")
+    code, full = last.split()
+    assert code == "0", done.stderr
+    return done.stdout, err, full == "True"
+
+
+def _records(out: str, key: str) -> set[str]:
+    """The values of `key` in the records of a jsonl output (its file errors left out)."""
+    rows = (json.loads(line) for line in out.splitlines())
+    return {row[key] for row in rows if row.get("type") != "file_error"}
+
+
+def _summary(err: str) -> str:
+    """The summary line, its seconds left out."""
+    return re.sub(r"[0-9.]+s$", "Ns", err.strip())
+
+
+def test_a_rerun_writes_the_stored_bytes_before_click_loads(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "records.jsonl"
+    first_out, first_err, full = _extract(f"{basic_repo}@HEAD", "-o", str(out))
+    assert full and first_out == ""
+    written = out.read_bytes()
+    assert len(written.splitlines()) == 30
+    for _ in range(2):
+        out.write_bytes(b"stale")
+        again_out, again_err, full = _extract(f"{basic_repo}@HEAD", "-o", str(out))
+        assert again_out == ""
+        assert not full
+        assert out.read_bytes() == written
+        assert _summary(again_err) == _summary(first_err)
+        assert _summary(first_err) == "errscan: 6 files scanned, 29 sites, 1 file errors, Ns"
+    # to stdout, quiet: the same bytes there, nothing on stderr
+    piped, err, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full and piped.encode() == written and err == ""
+    piped, err, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert not full and piped.encode() == written and err == ""
+
+
+def test_a_new_commit_goes_the_full_way(basic_repo: Path) -> None:
+    first, _, _ = _extract(f"{basic_repo}@HEAD", "-q")
+    write(basic_repo, "pkg/extra.py", "def f():\n    raise KeyError('added')\n")
+    sha = commit_all(basic_repo, "one more")
+    second, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full and second != first
+    assert _records(second, "commit") == {sha}
+    assert len(second.splitlines()) == len(first.splitlines()) + 1
+    # then this commit's rerun is answered again
+    third, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert not full and third == second
+
+
+def test_another_origin_remote_goes_the_full_way(basic_repo: Path) -> None:
+    _extract(f"{basic_repo}@HEAD", "-q")
+    git(basic_repo, "remote", "add", "origin", "https://github.com/owner/renamed.git")
+    out, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full
+    assert _records(out, "repo") == {"owner/renamed"}
+
+
+def test_a_remote_that_is_a_folder_is_checked_where_it_leads(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    # origin = ../up/link, a folder named through a symbolic link: the records name the
+    # folder it leads to, so a link that now leads elsewhere is a change
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    git(basic_repo, "remote", "add", "origin", str(tmp_path / "link"))
+    first, _, _ = _extract(f"{basic_repo}@HEAD", "-q")
+    assert _records(first, "repo") == {str(tmp_path / "a")}
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(tmp_path / "b")
+    second, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full
+    assert _records(second, "repo") == {str(tmp_path / "b")}
+
+
+def test_a_configuration_file_that_appears_or_changes_goes_the_full_way(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    cwd = tmp_path / "work" / "here"
+    cwd.mkdir(parents=True)
+    (tmp_path / "work" / ".git").mkdir()  # the top of the project: the search stops there
+    first, _, _ = _extract(f"{basic_repo}@HEAD", "-q", cwd=cwd)
+    (cwd.parent / "errscan.toml").write_text("kinds = ['assert']\n")
+    second, _, full = _extract(f"{basic_repo}@HEAD", "-q", cwd=cwd)
+    assert full and second != first
+    assert _records(second, "kind") == {"assert"}
+    (cwd.parent / "errscan.toml").write_text("kinds = ['raise']\n")
+    third, _, full = _extract(f"{basic_repo}@HEAD", "-q", cwd=cwd)
+    assert full
+    assert _records(third, "kind") == {"raise"}
+    fourth, _, full = _extract(f"{basic_repo}@HEAD", "-q", cwd=cwd)
+    assert not full and fourth == third
+
+
+def test_a_damaged_stored_output_or_note_goes_the_full_way(
+    basic_repo: Path, _private_cache: Path
+) -> None:
+    first, _, _ = _extract(f"{basic_repo}@HEAD", "-q")
+    (stored,) = (_private_cache / "outputs").glob("*.out")
+    data = bytearray(stored.read_bytes())
+    data[100] ^= 1
+    stored.write_bytes(bytes(data))
+    second, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full and second == first
+    for note in (_private_cache / "launches").glob("*.json"):
+        note.write_text('{"version": 1, "root": 3}')
+    third, _, full = _extract(f"{basic_repo}@HEAD", "-q")
+    assert full and third == first
+
+
+def test_options_the_note_does_not_cover_go_the_full_way(basic_repo: Path, tmp_path: Path) -> None:
+    _extract(f"{basic_repo}@HEAD", "-q")
+    # another command line is another note; --no-cache and --db never leave one
+    for args in (["--context", "2"], ["--no-cache"], ["--db", str(tmp_path / "s.db")]):
+        _extract(f"{basic_repo}@HEAD", "-q", *args)
+        _, _, full = _extract(f"{basic_repo}@HEAD", "-q", *args)
+        assert full == (args[0] != "--context")
+
+
+def test_a_remote_repository_is_never_noted(tmp_path: Path) -> None:
+    commit = Commit(str(tmp_path / "clone.git"), "a" * 40, "owner/name", None)
+    launch.remember(["extract", "owner/name@" + "a" * 40], tmp_path, commit, "e" * 32,
+                    output=None, quiet=True, configs=[])  # fmt: skip
+    assert not (tmp_path / "launches").exists()
+
+
+def test_the_build_signature_follows_every_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "errscan"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("A = 1\n")
+    monkeypatch.setattr(build, "_PACKAGE", package)
+    seen = {build.signature()}
+    (package / "sub" / "b.py").write_text("B = 1\n")  # a new source
+    seen.add(build.signature())
+    os.utime(package / "a.py", ns=(0, 0))  # another time, the content as it was
+    seen.add(build.signature())
+    (package / "a.py").write_text("A = 2\n")
+    seen.add(build.signature())
+    assert len(seen) == 4
+    ident = build.ident()
+    (package / "a.py").write_text("A = 3\n")
+    assert build.ident() != ident
+
+
+def test_the_cache_folder_is_found_as_the_command_finds_it(tmp_path: Path) -> None:
+    environ = {"ERRSCAN_CACHE_DIR": str(tmp_path / "env"), "XDG_CACHE_HOME": "/x"}
+    assert launch.cache_root(["extract", "r", "--cache-dir", "/c"], environ) == "/c"
+    assert launch.cache_root(["extract", "r", "--cache-dir=/d"], environ) == "/d"
+    assert launch.cache_root(["extract", "r"], environ) == str(tmp_path / "env")
+    assert launch.cache_root(["extract", "r"], {"XDG_CACHE_HOME": "/x"}) == "/x/errscan"
