@@ -847,12 +847,21 @@ def _super_args(
     source text; a local holding a message it made first (`message = f"..."`) as that
     message."""
     for call, args in _super_inits(nodes):
-        if (
-            init is None
-            or any(isinstance(a, ast.Starred) for a in args)
-            or any(k.arg is None for k in call.keywords)
-        ):
+        if init is None:
             return ()
+        if any(isinstance(a, ast.Starred) for a in args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            # case: super().__init__(*args, **kwargs), what the call gave passed on as
+            # it is (its parameters first, in their order): str() of the call's arguments
+            # case: super().__init__(msg % key, *args): a text made of them, not read
+            params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+            before = [a for a in args if not isinstance(a, ast.Starred)]
+            passed_on = all(
+                isinstance(a, ast.Name) and i < len(params) and a.id == params[i]
+                for i, a in enumerate(before)
+            ) and all(isinstance(a, ast.Starred) for a in args[len(before) :])
+            return () if passed_on else ((None, UNKNOWN_STR),)
         made = _made_messages(init, call, src)
         return (*((None, made.get(id(a)) or src.expression(a)) for a in args),
                 *((k.arg, made.get(id(k.value)) or src.expression(k.value))
