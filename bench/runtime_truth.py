@@ -43,10 +43,11 @@ CACHE = Path(os.environ.get("ERRSCAN_BENCH_CACHE", Path.home() / ".cache" / "err
 class Project:
     name: str
     version: str
-    package: str  # the import name, under src/
+    package: str  # the import name, under src/ (or at the top, root="")
     deps: tuple[str, ...]  # what its tests import besides pytest
     pytest_args: tuple[str, ...] = ()
     tests: str = "tests"  # the folder of its test suite
+    root: str = "src"  # the folder holding the package: src/, or "" for the top
 
 
 PROJECTS = {
@@ -134,6 +135,31 @@ PROJECTS = {
             ),
         ),
         Project("pluggy", "1.7.0", "pluggy", ("pytest-benchmark",), tests="testing"),
+        Project("cachetools", "8.0.2", "cachetools", ()),
+        Project(
+            "blinker",
+            "1.9.0",
+            "blinker",
+            ("pytest-asyncio",),
+            ("-q", "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"),
+        ),
+        Project("iniconfig", "2.3.1", "iniconfig", ()),
+        Project(
+            "arrow",
+            "1.4.0",
+            "arrow",
+            ("python-dateutil", "pytz", "simplejson", "pytest-mock", "dateparser", "tzdata"),
+            root="",
+        ),
+        Project("asgiref", "3.13.0", "asgiref", ("pytest-asyncio", "mypy"), root=""),
+        Project("h11", "0.16.0", "h11", (), root=""),
+        Project("idna", "3.21", "idna", (), root=""),
+        Project("jmespath", "1.1.0", "jmespath", (), root=""),
+        Project("more_itertools", "11.2.1", "more_itertools", (), root=""),
+        Project("pathspec", "1.1.1", "pathspec", (), root=""),
+        Project("sqlparse", "0.6.1", "sqlparse", (), root=""),
+        Project("tomlkit", "0.15.3", "tomlkit", ("pyyaml",), root=""),
+        Project("toolz", "1.2.0", "toolz", (), root=""),
     ]
 }
 
@@ -229,15 +255,17 @@ def venv(project: Project, python: str) -> Path:
     return where / "bin" / "python"
 
 
-def capture(project: Project, tree: Path, python: Path) -> list[dict[str, Any]]:
+def capture(project: Project, tree: Path, python: Path) -> list[dict[str, Any]] | None:
+    """What the test suite raised; None where the run recorded nothing (it could not
+    start: a missing dependency, a plugin's warning made an error)."""
     plugin_dir = tree.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / "errscan_capture.py").write_text(_PLUGIN)
     out = tree.parent / "captured.jsonl"
-    src = tree / "src" / project.package
+    src = tree / project.root / project.package
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(tree / "src")]),
+        "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(tree / project.root)]),
         "ERRSCAN_CAPTURE_SRC": str(src) + os.sep,
         "ERRSCAN_CAPTURE_OUT": str(out),
     }
@@ -256,13 +284,20 @@ def capture(project: Project, tree: Path, python: Path) -> list[dict[str, Any]]:
         timeout=1800,
     )  # fmt: skip  (failing tests are fine: what they raise is still truth)
     if not out.exists():
-        raise SystemExit(f"{project.name}: the test run recorded nothing")
+        return None
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
-def records(tree: Path, checkout: Path = ROOT) -> list[dict[str, Any]]:
+def records(
+    tree: Path, checkout: Path = ROOT, project: Project | None = None
+) -> list[dict[str, Any]]:
+    """errscan's records of the package, committed under src/ (a top-level package too:
+    the same module names)."""
     repo = tree.parent / "repo"
-    shutil.copytree(tree / "src", repo / "src")
+    if project is None or project.root == "src":
+        shutil.copytree(tree / "src", repo / "src")
+    else:
+        shutil.copytree(tree / project.root / project.package, repo / "src" / project.package)
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}  # fmt: skip
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "sdist"]):
@@ -351,6 +386,7 @@ def compare(
     found: list[dict[str, Any]],
     tree: Path,
     named: dict[str, str] | None = None,
+    root: str = "src",
 ) -> Tally:
     """Each executed raise against the record at its line; one inside a raising helper
     against the record of the helper's call where errscan made one (a call statement
@@ -363,7 +399,7 @@ def compare(
         where = (row["file"], row["line"])
         if row.get("caller"):
             path, line = row["caller"]
-            statement = _line(tree / "src" / path, line).lstrip()
+            statement = _line(tree / root / path, line).lstrip()
             called = [r for r in by_file.get(f"src/{path}", []) if r["line"] == line]
             if called and not statement.startswith(("raise", "assert", "return", "yield")):
                 where = (path, line)
@@ -408,7 +444,7 @@ def compare(
             continue
         if record["message"] is None:
             tally.misses.append(
-                f"unresolved: src/{path}:{line} {_line(tree / 'src' / path, line).strip()[:90]}"
+                f"unresolved: src/{path}:{line} {_line(tree / root / path, line).strip()[:90]}"
                 f" -> {(rows[0]['message'] or '')[:70]!r}"
             )
             continue
@@ -483,15 +519,20 @@ def main() -> int:
             tree = Path(work) / f"{project.name}-{project.version}"
             python = venv(project, options.python)
             kept = options.captures and options.captures / f"{name}-{project.version}.jsonl"
+            captured: list[dict[str, Any]] | None
             if kept and kept.exists():
                 captured = [json.loads(line) for line in kept.read_text("utf-8").splitlines()]
             else:
                 captured = capture(project, tree, python)
+                if captured is None:
+                    print(f"| {name} {project.version} | the test run recorded nothing |")
+                    continue
                 if kept:
                     kept.parent.mkdir(parents=True, exist_ok=True)
                     kept.write_text("".join(json.dumps(row) + "\n" for row in captured), "utf-8")
-            found = records(tree, options.errscan)
-            tally = compare(captured, found, tree, aliases(python, found, project.package))
+            found = records(tree, options.errscan, project)
+            named = aliases(python, found, project.package)
+            tally = compare(captured, found, tree, named, project.root)
         for key in (
             "sites",
             "recorded",

@@ -209,6 +209,9 @@ class ExceptionInfo:
     # the builtin whose __init__ and __str__ the class keeps (none of its line defines
     # either), as `KeyError`: its str() rules are the class's
     builtin_base: str | None = None
+    # the text the topmost __init__ composes goes, alone, to KeyError's __init__, and no
+    # __str__ is on the way: str() is its repr (tomlkit's NonExistentKey(KeyError, ...))
+    key_quoted: bool = False
 
 
 @dataclass(frozen=True)
@@ -615,9 +618,15 @@ class Index:
             and stop is not None and stop.startswith("builtins.")
             else None
         )  # fmt: skip
+        key_quoted = (
+            last is not None and not last.from_str and str_of is None and chained
+            and (bool(chain) or composer is None)
+            and len(last.super_args) == 1 and last.super_args[0][0] is None
+            and stop == "builtins.KeyError"
+        )  # fmt: skip
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
-            init is None and unread, args_str, found, caller_set, builtin_base,
+            init is None and unread, args_str, found, caller_set, builtin_base, key_quoted,
         )  # fmt: skip
 
     def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:

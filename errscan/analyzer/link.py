@@ -116,6 +116,9 @@ def link(
         if trigger.MODULE in site.trigger:
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
+        if info.key_quoted and composed and not any(p.expr == UNKNOWN_STR for p in composed):
+            composed = _key_error(composed)  # KeyError's str(): the repr
+            others = [_key_error(parts) for parts in others]
         source = "init"
         made = _factory_message(site, index, info)
         if made is not None:  # what the factory gives its class, the call's arguments in
