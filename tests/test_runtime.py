@@ -135,6 +135,7 @@ def test_templates_match_runtime_messages(
     assert unresolved == [
         "case_reraise", "case_unresolved_call", "case_unresolved_parameter",
         "case_message_a_user_may_set", "case_init_formatting_its_message_argument",
+        "case_class_handed_to_a_factory_of_another_object",
     ]  # fmt: skip
 
 

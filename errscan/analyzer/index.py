@@ -670,6 +670,10 @@ class Index:
                 return candidate
         return resolved[0] if resolved else None
 
+    def is_exception(self, qualname: str) -> bool:
+        """Whether `qualname` is a builtin exception or a repository class deriving one."""
+        return self._is_exception(qualname, set())
+
     def _is_exception(self, qualname: str, seen: set[str]) -> bool:
         if qualname.startswith("builtins."):
             return qualname[9:] in BUILTIN_EXCEPTIONS

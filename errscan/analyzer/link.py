@@ -76,9 +76,13 @@ def link(
     records = []
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
-        info = index.exception_info(_os_error_subclass(site, _qualname(site, index)))
+        qualname = _qualname(site, index)
+        handed = _handed_class(site, index) if qualname is None else None
+        info = index.exception_info(_os_error_subclass(site, qualname or handed))
         init = _effective_init(info)
         composed = _composed(site, init, init.init_parts) if init else None
+        if handed is not None:  # the factory's own arguments, not the class's: not read
+            init, composed = None, (MessagePart(expr=UNKNOWN_STR),)
         passed_on = (  # the class passes on the argument the site read: the site's text
             composed is not None
             and len(composed) == 1
@@ -431,6 +435,30 @@ def _qualname(site: Site, index: Index) -> str | None:
             return resolved if known else None
         return made
     return index.resolve(site.file, ref)
+
+
+# what names a factory that makes an error of the class it is handed: parse_error, _error,
+# make_exc, fail
+_ERROR_MAKER = re.compile(r"err|exc|fail", re.IGNORECASE)
+
+
+def _handed_class(site: Site, index: Index) -> str | None:
+    """The class a factory errscan cannot read is handed first, where it is an exception
+    class: `raise parser.parse_error(UnexpectedCharError, char=c)` (tomlkit's, which
+    returns `exception(line, col, *args, **kwargs)` through another object's method)
+    raises an UnexpectedCharError. Only for a callee named as an error maker."""
+    ref = site.exception_ref
+    if ref is None or site.kind != "raise" or looks_like_class_name(ref.rsplit(".", 1)[-1]):
+        return None
+    if not _ERROR_MAKER.search(ref.rsplit(".", 1)[-1]):
+        return None
+    first = next((text for keyword, text in site.call_args if keyword is None), None)
+    if first is None or not looks_like_class_name(first.rsplit(".", 1)[-1]):
+        return None
+    resolved = index.resolve(site.file, first)
+    if resolved is None or not (index.is_exception(resolved) or stdlib.exception_class(resolved)):
+        return None
+    return resolved
 
 
 def _effective_init(info: ExceptionInfo) -> ClassInfo | None:
