@@ -352,6 +352,23 @@ class Index:
             return None
         return self._facts(path).classes.get(qualified[len(self._module(path)) + 1 :])
 
+    def local_class(self, path: str, function: str, name: str) -> str | None:
+        """The class `name` names in `function` of `path` where a function around it (or
+        it) defines one: `class Done(Exception)` in `Server.arun`, raised there or in a
+        function nested in it, is `MODULE.Server.arun.<locals>.Done`."""
+        module = self.module_of(path) if function else None
+        if module is None or not name.isidentifier():
+            return None
+        classes = self._facts(path).classes  # a local class is in the file that uses it
+        parts = function.split(".")
+        for end in range(len(parts), 0, -1):
+            if parts[end - 1] == "<locals>":
+                continue
+            local = f"{'.'.join(parts[:end])}.<locals>.{name}"
+            if local in classes:
+                return f"{module}.{local}"
+        return None
+
     def resolve(self, path: str, dotted: str, hops: int = 0) -> str | None:
         """The fully qualified name `dotted`, as written in file `path`, refers to."""
         if hops == 0:

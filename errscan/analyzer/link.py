@@ -434,7 +434,7 @@ def _qualname(site: Site, index: Index) -> str | None:
             )
             return resolved if known else None
         return made
-    return index.resolve(site.file, ref)
+    return index.local_class(site.file, site.function, ref) or index.resolve(site.file, ref)
 
 
 # what names a factory that makes an error of the class it is handed: parse_error, _error,
