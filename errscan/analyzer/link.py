@@ -25,6 +25,7 @@ from errscan.extractors.summary import (
     FORMAT_CONSTANT,
     OR_CONSTANT,
     OR_DEFAULT,
+    PERCENT_OF,
     UNKNOWN_STR,
 )
 from errscan.models import ClassInfo, ErrorRecord, MessagePart, Site
@@ -95,6 +96,10 @@ def link(
         if passed_on:
             composed = site.message_parts
         if composed is None and init is not None and _str_may_read_more(init, info, site):
+            composed = (MessagePart(expr=UNKNOWN_STR),)
+        if composed is None and init is not None and _formats_arguments(init):
+            # a format string the call gives as no literal (`str(e) + ": %s"`): the text
+            # is what formatting it makes, not the argument
             composed = (MessagePart(expr=UNKNOWN_STR),)
         others = []  # the paths of a __str__, each composed the same way
         if init is not None and composed is not None:
@@ -555,7 +560,9 @@ def _bound(
     bound: dict[str, str] = {}
     positional = [text for keyword, text in call_args if keyword is None]
     readable = not any(part.expr == UNKNOWN_STR for part in parts)
-    if len(positional) > len(params) and (params or not readable):
+    rest = any(part.expr and part.expr.startswith(PERCENT_OF) and part.expr.endswith("|*")
+               for part in parts)  # fmt: skip
+    if len(positional) > len(params) and (params or not readable) and not rest:
         return None  # *args and the like: the call does not fit what we read of __init__
     # (no parameters: a __str__ read of a class with no __init__, which takes any
     # arguments; one not read falls back on what the site reads, as SQLAlchemy's
@@ -564,6 +571,12 @@ def _bound(
     bound.update((keyword, text) for keyword, text in call_args if keyword is not None)
     out: list[MessagePart] = []
     for part in parts:
+        if part.expr is not None and part.expr.startswith(PERCENT_OF):
+            formatted = _percent_bound(part.expr[len(PERCENT_OF) :], bound, positional, params)
+            if formatted is None:
+                return None
+            out.extend(formatted)
+            continue
         if part.expr is not None and part.expr.startswith(OR_DEFAULT):
             param = part.expr[len(OR_DEFAULT) :]
             default = (defaults or {}).get(param)
@@ -606,6 +619,32 @@ def _bound(
         )
         out.append(inline(argument))
     return tuple(merge(out))
+
+
+def _formats_arguments(init: ClassInfo) -> bool:
+    return any(part.expr and part.expr.startswith(PERCENT_OF) for part in init.init_parts)
+
+
+def _percent_bound(
+    spec: str, bound: Mapping[str, str], positional: Sequence[str], params: Sequence[str]
+) -> tuple[MessagePart, ...] | None:
+    """A format string the call gives, %-formatted with the values it gives too (PERCENT_OF's
+    "msg|zone_key", or "FIRST|*": every positional argument after the first), read as
+    the raise `raise E("... %s" % (key,))` would be; None where the call gives the
+    format string as no literal."""
+    param, _, rest = spec.partition("|")
+    text = bound.get(param)
+    if text is None or _string_argument(text) is None:
+        return None
+    if rest == "*":
+        values = list(positional[len(params) :])
+    else:
+        values = [bound[name] for name in rest.split(",") if name in bound]
+        if len(values) != len(rest.split(",")):
+            return None
+    if not values:
+        return None
+    return _string_argument(f"({text}) % ({', '.join(values)},)")
 
 
 def _string_argument(text: str) -> tuple[MessagePart, ...] | None:

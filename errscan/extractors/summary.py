@@ -440,6 +440,11 @@ CLASS_CONSTANT = "__class_constant__."  # a __str__'s self.X of a class constant
 # __init__'s `self.X.format(**kwargs)`: the class constant X of the class raised, its
 # fields filled with the call's keyword arguments
 FORMAT_CONSTANT = "__class_constant_formatted__."
+# the text of a parameter %-formatted with others: PERCENT_OF + "msg|zone_key" for
+# `super().__init__(msg % zone_key)`, PERCENT_OF + FIRST_ARGUMENT + "|*" for a __str__'s
+# `self.args[0] % self.args[1:]` (python-dateutil's); put together when linking, where
+# the call gives the format string as a literal
+PERCENT_OF = "__percent_of__."
 
 
 def _formatted_constant(
@@ -594,6 +599,10 @@ def _init_template(
         # case: super().__init__(message), the parameter itself
         if isinstance(argument, ast.Name) and argument.id in params:
             return tuple(params), (MessagePart(expr=argument.id),)
+        # case: super().__init__(msg % zone_key), a format string the call gives
+        percent = _percent_of(argument, params)
+        if percent is not None:
+            return tuple(params), (MessagePart(expr=percent),)
         lookup = _InitLookup(init.body, stmt)
         constant = _formatted_constant(argument, init, lookup)
         if constant is not None:  # case: msg = self.fmt.format(**kwargs) (botocore's)
@@ -635,6 +644,9 @@ def _str_template(
         params += [arg.arg for arg in init.args.kwonlyargs]
     elif _builtin_bases(cls) and _reads_first_argument(method):
         params = [FIRST_ARGUMENT]  # no __init__: str(args[0]) is the call's first argument
+    logged = _logging_style(method, returns) if params == [FIRST_ARGUMENT] else None
+    if logged is not None:  # `return self.args[0] % self.args[1:]`, its failure aside
+        return (FIRST_ARGUMENT,), (MessagePart(expr=logged),), ()
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
@@ -668,6 +680,56 @@ def _str_template(
     general = _most_general(found)
     others = tuple(parts for parts in found if parts != general)
     return tuple(params), general, others
+
+
+def _percent_of(node: ast.expr, params: Sequence[str]) -> str | None:
+    """PERCENT_OF for `param % other` or `param % (a, b)` of parameters; else None."""
+    if not (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, ast.Name)
+        and node.left.id in params
+    ):
+        return None
+    values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+    names = [v.id for v in values if isinstance(v, ast.Name) and v.id in params]
+    if not names or len(names) != len(values):
+        return None
+    return f"{PERCENT_OF}{node.left.id}|{','.join(names)}"
+
+
+def _logging_style(method: ast.FunctionDef, returns: Sequence[ast.expr | None]) -> str | None:
+    """PERCENT_OF for a __str__ whose one return outside its except clauses is
+    `self.args[0] % self.args[1:]` (the arguments as logging takes them: a format
+    string, then its values), for a class that keeps BaseException's __init__."""
+    handled = {
+        id(node)
+        for handler in ast.walk(method)
+        if isinstance(handler, ast.ExceptHandler)
+        for node in ast.walk(handler)
+    }
+    tried = [value for value in returns if value is not None and id(value) not in handled]
+    if len(tried) != 1:
+        return None
+    value = tried[0]
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod)):
+        return None
+    first, rest = value.left, value.right
+    if not (
+        isinstance(first, ast.Subscript)
+        and _is_self_args(first.value)
+        and isinstance(first.slice, ast.Constant)
+        and first.slice.value == 0
+        and isinstance(rest, ast.Subscript)
+        and _is_self_args(rest.value)
+        and isinstance(rest.slice, ast.Slice)
+        and isinstance(rest.slice.lower, ast.Constant)
+        and rest.slice.lower.value == 1
+        and rest.slice.upper is None
+        and rest.slice.step is None
+    ):
+        return None
+    return f"{PERCENT_OF}{FIRST_ARGUMENT}|*"
 
 
 UNKNOWN_STR = "str(self)"  # the text a __str__ adds, which cannot be read
