@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__, build
+from errscan import __version__, build, launch
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
@@ -951,12 +951,13 @@ def prune_cache(
     """Drop least recently used entries until `max_bytes` remain (default: the result
     cache's own bound): compiled lookup indexes, stored outputs, then scan states (all
     cheap to make again from the results), and the repositories' settings kept per
-    commit (all of them for a budget of 0, else the newest settings.MAX_KEPT): how many,
-    and what is left."""
+    commit and the notes of command lines (errscan.launch; all of them for a budget of 0,
+    else the newest settings.MAX_KEPT and launch.KEPT): how many, and what is left."""
     if max_bytes is None:
         max_bytes = cache.DEFAULT_MAX_BYTES
     root = _cache_root(cache_dir)
     dropped = settings.prune(root, settings.MAX_KEPT if max_bytes > 0 else 0)
+    dropped += launch.prune(root, launch.KEPT if max_bytes > 0 else 0)
     results = cache.ResultCache.open(root, __version__, 0)
     try:
         held = results.info().bytes

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 _VERSION = 1
 _FOLDER = "launches"
-_KEPT = 256  # notes kept in a cache; past that, the least recently written go
+KEPT = 256  # notes kept in a cache; past that, the least recently written go
 # what the environment holds that neither errscan nor git reads, and a shell changes
 # between two runs of the same command: the last command's path, the last folder
 _IGNORED = frozenset({"_", "OLDPWD"})
@@ -136,7 +136,7 @@ def remember(
         folder.mkdir(parents=True, exist_ok=True)
         target = Path(_note_path(str(root), argv))
         write_atomically(target, json.dumps(note).encode("utf-8", "surrogateescape"))
-        _prune(folder)
+        prune(root, KEPT)
     except (OSError, ValueError):
         return
 
@@ -149,12 +149,19 @@ def _is_path(origin: str) -> bool:
     return is_path_remote(origin)
 
 
-def _prune(folder: Path) -> None:
-    with os.scandir(folder) as found:
-        notes = [(e.stat().st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
-    for _, path in sorted(notes)[: max(0, len(notes) - _KEPT)]:
+def prune(root: Path, keep: int) -> int:
+    """Drop the notes of `root`'s cache but the `keep` written last: how many went."""
+    try:
+        with os.scandir(root / _FOLDER) as found:
+            notes = [(e.stat().st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
+    except OSError:
+        return 0
+    dropped = 0
+    for _, path in sorted(notes)[: max(0, len(notes) - keep)]:
         with contextlib.suppress(OSError):
             os.unlink(path)
+            dropped += 1
+    return dropped
 
 
 class _Terminated(KeyboardInterrupt):

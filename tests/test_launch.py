@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import errscan
 from errscan import build, launch
 from errscan.analyzer.repo import Commit
 from tests.support import commit_all, git, write
@@ -190,3 +191,18 @@ def test_the_cache_folder_is_found_as_the_command_finds_it(tmp_path: Path) -> No
     assert launch.cache_root(["extract", "r", "--cache-dir=/d"], environ) == "/d"
     assert launch.cache_root(["extract", "r"], environ) == str(tmp_path / "env")
     assert launch.cache_root(["extract", "r"], {"XDG_CACHE_HOME": "/x"}) == "/x/errscan"
+
+
+def test_the_notes_are_bounded_and_pruned_with_the_cache(
+    basic_repo: Path, _private_cache: Path
+) -> None:
+    for context in range(3):  # three command lines, three notes
+        _extract(f"{basic_repo}@HEAD", "-q", "--context", str(context))
+    notes = _private_cache / "launches"
+    assert len(list(notes.glob("*.json"))) == 3
+    assert launch.prune(_private_cache, 2) == 1
+    assert len(list(notes.glob("*.json"))) == 2
+    dropped, _ = errscan.prune_cache(_private_cache, max_bytes=0)
+    assert dropped >= 2 and not list(notes.glob("*.json"))
+    _, _, full = _extract(f"{basic_repo}@HEAD", "-q", "--context", "2")
+    assert full
