@@ -610,6 +610,11 @@ def _init_template(
         found = message.template(argument, src, lookup)
         if found is not None:
             return tuple(params), found.parts
+        # case: super().__init__(message + _format_filepos(lineno, pos, filename)) (Mako's):
+        # the text the call gives, then what is added to it
+        led = _led_by_parameter(argument, params, src, lookup)
+        if led is not None:
+            return tuple(params), led
     if by_keyword:
         # case: super().__init__(description=description): the base's __init__ or
         # __str__ makes the text of what this one passes on (link._through_str), never
@@ -663,6 +668,7 @@ def _str_template(
     found: list[tuple[MessagePart, ...]] = []
     for value in returns:
         assert value is not None
+        original = value
         value = _uncast(mapped.visit(copy.deepcopy(value)))
         if isinstance(value, ast.Name) and (value.id in params or value.id == CLASS_NAME):
             found.append((MessagePart(expr=value.id),))  # `return self.message`
@@ -674,6 +680,14 @@ def _str_template(
         first = _joined_first(value, method, mapped)
         if first in params:  # "\n".join([self.message, location, ...]): the message, then more
             found.append((MessagePart(expr=first), MessagePart(expr=UNKNOWN_STR)))
+            continue
+        if (
+            passed is not None
+            and (init is None or _passes_one(init))
+            and _begins_with_the_arguments(original, method)
+        ):
+            # the argument's text, then what the __str__ adds where it does
+            found.append((MessagePart(expr=passed), MessagePart(expr=UNKNOWN_STR)))
             continue
         # a text this cannot read: the class's errors are unresolved rather than guessed
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
@@ -847,6 +861,100 @@ def _uncast(node: ast.expr) -> ast.expr:
     ):
         return node.args[0]
     return node
+
+
+def _led_by_parameter(
+    node: ast.expr, params: Sequence[str], src: Source, lookup: message.Lookup
+) -> tuple[MessagePart, ...] | None:
+    """`param + a + b`: the parameter, then each operand's template (a placeholder where
+    it has none); None for anything else. The parameter's argument, a string at the
+    call, says the whole is one."""
+    operands: list[ast.expr] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        operands.insert(0, node.right)
+        node = node.left
+    if not operands or not (isinstance(node, ast.Name) and node.id in params):
+        return None
+    parts = [MessagePart(expr=node.id)]
+    for operand in operands:
+        found = message.template(operand, src, lookup)
+        shown = found.parts if found is not None else (MessagePart(expr=src.expression(operand)),)
+        parts.extend(shown)
+    return tuple(message.merge(parts))
+
+
+def _begins_with_the_arguments(value: ast.expr, method: ast.FunctionDef) -> bool:
+    """Whether the text a __str__ returns begins with BaseException's str() of the
+    arguments: `output = Exception.__str__(self)`, maybe `output += ...`, then `return
+    output + path` (voluptuous's Invalid), or `super().__str__() + ...`."""
+    for _ in range(8):
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            value = value.left
+        elif isinstance(value, ast.JoinedStr) and value.values:
+            first = value.values[0]
+            if not (isinstance(first, ast.FormattedValue) and first.conversion == -1
+                    and first.format_spec is None):  # fmt: skip
+                return False
+            value = first.value
+        elif isinstance(value, ast.Name):
+            assigned = [
+                node
+                for node in scope.own_nodes(method.body)
+                if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr)
+                and any(isinstance(t, ast.Name) and t.id == value.id for t in _targets(node))
+            ]
+            plain = [node for node in assigned if isinstance(node, ast.Assign)]
+            if len(plain) != 1 or any(
+                not isinstance(node, ast.Assign | ast.AugAssign) for node in assigned
+            ) or any(isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add)
+                     for node in assigned):  # fmt: skip
+                return False
+            value = plain[0].value
+        else:
+            return _is_base_str(value)
+    return False
+
+
+def _passes_one(init: ast.FunctionDef) -> bool:
+    """Whether each super().__init__ of __init__ passes one positional argument alone:
+    BaseException's str() is then that argument's."""
+    calls = list(_super_inits(scope.own_nodes(init.body)))
+    return bool(calls) and all(
+        len(args) == 1 and not isinstance(args[0], ast.Starred) and not call.keywords
+        for call, args in calls
+    )
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return [t for target in node.targets for t in ast.walk(target) if isinstance(t, ast.expr)]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+        return [node.target]
+    return []
+
+
+def _is_base_str(node: ast.expr) -> bool:
+    """super().__str__(), Exception.__str__(self) (a builtin's), or self.args[0]."""
+    if _is_super_str(node):
+        return True
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__str__"
+        and isinstance(node.func.value, ast.Name)
+        and isinstance(getattr(builtins, node.func.value.id, None), type)
+        and issubclass(getattr(builtins, node.func.value.id), BaseException)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == "self"
+    ):
+        return True
+    return (
+        isinstance(node, ast.Subscript)
+        and _is_self_args(node.value)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    )
 
 
 def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> str | None:
