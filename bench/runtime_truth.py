@@ -162,6 +162,28 @@ PROJECTS = {
         Project("pathspec", "1.1.1", "pathspec", (), root=""),
         Project("sqlparse", "0.6.1", "sqlparse", (), root=""),
         Project("tomlkit", "0.15.3", "tomlkit", ("pyyaml",), root=""),
+        Project(
+            "jsonschema",
+            "4.26.0",
+            "jsonschema",
+            ("attrs", "referencing", "jsonschema-specifications", "rpds-py"),
+            _NO_ADDOPTS,
+            tests="jsonschema/tests",
+            root="",
+        ),
+        Project("mako", "1.4.3", "mako", ("markupsafe",), _NO_ADDOPTS, tests="test", root=""),
+        Project("markdown", "3.11.3", "markdown", ("pyyaml",), _NO_ADDOPTS, root=""),
+        Project("chardet", "7.7.0", "chardet", (), _NO_ADDOPTS),
+        Project(
+            "voluptuous", "0.16.0", "voluptuous", (), _NO_ADDOPTS, tests="voluptuous/tests", root=""
+        ),
+        Project("pyasn1", "0.6.5", "pyasn1", (), _NO_ADDOPTS, root=""),
+        Project(
+            "prettytable", "3.19.0", "prettytable", ("wcwidth", "pytest-lazy-fixtures"), _NO_ADDOPTS
+        ),
+        Project("tabulate", "0.10.0", "tabulate", ("wcwidth",), _NO_ADDOPTS, tests="test", root=""),
+        Project("mistune", "3.4.0", "mistune", (), _NO_ADDOPTS),
+        Project("webob", "1.8.11", "webob", (), _NO_ADDOPTS),
         Project("toolz", "1.2.0", "toolz", (), _NO_ADDOPTS, tests="toolz/tests", root=""),
     ]
 }

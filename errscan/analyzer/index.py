@@ -24,6 +24,10 @@ _STOP = ("Exception", "BaseException")
 # builtin exceptions whose str() is BaseException's own (the args: one as str(), several
 # as their tuple), for a subclass whose __init__ never calls theirs
 _OWN_STR: tuple[type[BaseException], ...] = (KeyError, OSError, SyntaxError, UnicodeError)
+_UNICODE_STR = frozenset(
+    f"builtins.{name}"
+    for name in ("UnicodeEncodeError", "UnicodeDecodeError", "UnicodeTranslateError")
+)
 _PLAIN_STR = frozenset(
     name
     for name, cls in BUILTIN_EXCEPTIONS.items()
@@ -635,6 +639,11 @@ class Index:
             and stop is not None and stop.startswith("builtins.")
             else None
         )  # fmt: skip
+        if init is not None and str_of is None and stop in _UNICODE_STR:
+            # UnicodeEncodeError's __str__ reads the fields only its own __init__ sets
+            # (pyasn1's PyAsn1UnicodeEncodeError calls UnicodeError's and its base's:
+            # str() is ""): what an __init__ composes is not the text
+            init = replace(init, init_parts=(MessagePart(expr=UNKNOWN_STR),), init_candidates=())
         key_quoted = (
             last is not None and not last.from_str and str_of is None and chained
             and (bool(chain) or composer is None)

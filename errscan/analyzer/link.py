@@ -889,8 +889,23 @@ _SPECIAL: dict[str, Callable[[list[str], dict[str, str]], tuple[MessagePart, ...
 
 
 def _key_error(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
-    """str(KeyError(m)) is repr(m): the message as a quoted string literal."""
+    """str(KeyError(m)) is repr(m): the message as a quoted string literal, in the quotes
+    repr picks: double where the text holds a single quote and no double one. A `{x!r}`
+    placeholder counts as holding one (the repr of a str or bytes shows them: webob's
+    KeyError('Key not found: %r' % key) reads "Key not found: 'z'")."""
     text = "".join(part.text or "" for part in parts)
-    quote = '"' if "'" in text and '"' not in text else "'"
-    escaped = [MessagePart(text=repr(p.text)[1:-1]) if p.text else p for p in parts]
+    single = "'" in text or any(part.expr is not None and part.conversion == "r" for part in parts)
+    quote = '"' if single and '"' not in text else "'"
+    escaped = [MessagePart(text=_in_quotes(p.text, quote)) if p.text else p for p in parts]
     return tuple(merge([MessagePart(text=quote), *escaped, MessagePart(text=quote)]))
+
+
+def _in_quotes(text: str, quote: str) -> str:
+    """`text` as repr writes it inside `quote`s."""
+    shown = repr(text)
+    inner = shown[1:-1]
+    if shown[0] == quote:
+        return inner
+    if quote == "'":  # repr picked double quotes: the single ones get escaped
+        return inner.replace("'", "\\'")
+    return inner.replace("\\'", "'")
