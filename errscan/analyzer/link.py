@@ -78,6 +78,7 @@ def link(
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
         qualname = _qualname(site, index)
+        qualname = _ALIASES.get(qualname, qualname) if qualname is not None else None
         handed = _handed_class(site, index) if qualname is None else None
         info = index.exception_info(_os_error_subclass(site, qualname or handed))
         init = _effective_init(info)
@@ -447,14 +448,25 @@ def _qualname(site: Site, index: Index) -> str | None:
 _ERROR_MAKER = re.compile(r"err|exc|fail", re.IGNORECASE)
 
 
+# Python 3's other names of OSError: the class raised is OSError
+_ALIASES = {"builtins.IOError": "builtins.OSError", "builtins.EnvironmentError": "builtins.OSError"}
+
+
 def _handed_class(site: Site, index: Index) -> str | None:
     """The class a factory errscan cannot read is handed first, where it is an exception
     class: `raise parser.parse_error(UnexpectedCharError, char=c)` (tomlkit's, which
     returns `exception(line, col, *args, **kwargs)` through another object's method)
-    raises an UnexpectedCharError. Only for a callee named as an error maker."""
+    raises an UnexpectedCharError. Only for a callee named as an error maker. And the
+    class whose method makes it: `raise exceptions.SchemaError.create_from(error)`
+    (jsonschema's classmethod `return cls(**other._contents())`) raises a SchemaError."""
     ref = site.exception_ref
     if ref is None or site.kind != "raise" or looks_like_class_name(ref.rsplit(".", 1)[-1]):
         return None
+    owner = ref.rsplit(".", 1)[0] if "." in ref else ""
+    if looks_like_class_name(owner.rsplit(".", 1)[-1]):
+        made_by = index.resolve(site.file, owner)
+        if made_by is not None and (index.is_exception(made_by) or stdlib.exception_class(made_by)):
+            return made_by
     if not _ERROR_MAKER.search(ref.rsplit(".", 1)[-1]):
         return None
     first = next((text for keyword, text in site.call_args if keyword is None), None)
