@@ -13,7 +13,7 @@ command line (`remember`):
     what click made of the command line: where the output goes, whether quiet
     the stored output                            -> its entry, checked by its digest
 
-A later run of the same command line (`replay`, called by the entry point) checks each
+A later run of the same command line (`answer`, called by the entry point) checks each
 of these again: the files by their state (inode, size, modification and change times),
 the repository by running the same git commands as the full way. Only where every one
 is as it was does it write the stored output itself. Anything else (another command, a
@@ -70,14 +70,14 @@ def cache_root(argv: Sequence[str], environ: Mapping[str, str]) -> str:
     whole command line."""
     for i, arg in enumerate(argv):
         if arg == "--cache-dir" and i + 1 < len(argv):
-            return os.path.expanduser(argv[i + 1])
+            return str(Path(argv[i + 1]).expanduser())
         if arg.startswith("--cache-dir="):
-            return os.path.expanduser(arg.split("=", 1)[1])
+            return str(Path(arg.split("=", 1)[1]).expanduser())
     explicit = environ.get("ERRSCAN_CACHE_DIR")
     if explicit:
-        return os.path.expanduser(explicit)
+        return str(Path(explicit).expanduser())
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "errscan")
+    return str(Path(base) / "errscan")  # as the API names them (api.default_cache_dir)
 
 
 def _state(path: str) -> list[int] | None:
@@ -205,6 +205,8 @@ def _answer(argv: Sequence[str]) -> int | None:
             return None
         output = None if note["output"] is None else Path(note["output"])
         if output is not None:
+            if output.exists() and not output.is_file():
+                return None  # a device or a pipe, written in place: never twice
             check_writable(output)
     except Exception:  # whatever is wrong here, the full way tells
         return None

@@ -206,3 +206,11 @@ def test_the_notes_are_bounded_and_pruned_with_the_cache(
     assert dropped >= 2 and not list(notes.glob("*.json"))
     _, _, full = _extract(f"{basic_repo}@HEAD", "-q", "--context", "2")
     assert full
+
+
+def test_an_output_written_in_place_goes_the_full_way(basic_repo: Path) -> None:
+    # a device or a pipe is written as it is, so a shortcut failing half way would have
+    # the full way write it a second time: never taken there
+    for _ in range(2):
+        _, _, full = _extract(f"{basic_repo}@HEAD", "-q", "-o", os.devnull)
+        assert full
