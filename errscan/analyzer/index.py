@@ -624,11 +624,16 @@ class Index:
         # init's own __str__ decides the text, whatever its bases' __init__s make
         chain = tuple(composers) if chained and str_of is None and not init_from_str else ()
         last = chain[-1] if chain else init  # the __init__ that passes on to the builtin
-        passed = [text for keyword, text in last.super_args if keyword is None] if last else []
-        args_of_init = (
+        given = last.super_args if last is not None else ()  # what `last` passes on
+        passed = [text for keyword, text in given if keyword is None]
+        # what `last` passes on reaches the builtin as it is: no __str__ on the way
+        to_builtin = (
             last is not None and not last.from_str and str_of is None and chained
             and (bool(chain) or composer is None)
-            and len(passed) > 1 and len(passed) == len(last.super_args)
+        )  # fmt: skip
+        args_of_init = (
+            to_builtin
+            and len(passed) > 1 and len(passed) == len(given)
             and stop is not None and stop.startswith("builtins.")
             and stop.removeprefix("builtins.") in _PLAIN_STR
         )  # fmt: skip
@@ -644,12 +649,7 @@ class Index:
             # (pyasn1's PyAsn1UnicodeEncodeError calls UnicodeError's and its base's:
             # str() is ""): what an __init__ composes is not the text
             init = replace(init, init_parts=(MessagePart(expr=UNKNOWN_STR),), init_candidates=())
-        key_quoted = (
-            last is not None and not last.from_str and str_of is None and chained
-            and (bool(chain) or composer is None)
-            and len(last.super_args) == 1 and last.super_args[0][0] is None
-            and stop == "builtins.KeyError"
-        )  # fmt: skip
+        key_quoted = to_builtin and len(passed) == 1 == len(given) and stop == "builtins.KeyError"
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
             init is None and unread, args_str, found, caller_set, builtin_base, key_quoted,

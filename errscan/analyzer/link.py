@@ -443,13 +443,11 @@ def _qualname(site: Site, index: Index) -> str | None:
     return index.local_class(site.file, site.function, ref) or index.resolve(site.file, ref)
 
 
+# Python 3's other names of OSError: the class raised is OSError
+_ALIASES = {"builtins.IOError": "builtins.OSError", "builtins.EnvironmentError": "builtins.OSError"}
 # what names a factory that makes an error of the class it is handed: parse_error, _error,
 # make_exc, fail
 _ERROR_MAKER = re.compile(r"err|exc|fail", re.IGNORECASE)
-
-
-# Python 3's other names of OSError: the class raised is OSError
-_ALIASES = {"builtins.IOError": "builtins.OSError", "builtins.EnvironmentError": "builtins.OSError"}
 
 
 def _handed_class(site: Site, index: Index) -> str | None:
@@ -463,16 +461,18 @@ def _handed_class(site: Site, index: Index) -> str | None:
     if ref is None or site.kind != "raise" or looks_like_class_name(ref.rsplit(".", 1)[-1]):
         return None
     owner = ref.rsplit(".", 1)[0] if "." in ref else ""
-    if looks_like_class_name(owner.rsplit(".", 1)[-1]):
-        made_by = index.resolve(site.file, owner)
-        if made_by is not None and (index.is_exception(made_by) or stdlib.exception_class(made_by)):
-            return made_by
-    if not _ERROR_MAKER.search(ref.rsplit(".", 1)[-1]):
-        return None
+    made_by = _exception_class(site.file, owner, index)
+    if made_by is not None or not _ERROR_MAKER.search(ref.rsplit(".", 1)[-1]):
+        return made_by
     first = next((text for keyword, text in site.call_args if keyword is None), None)
-    if first is None or not looks_like_class_name(first.rsplit(".", 1)[-1]):
+    return _exception_class(site.file, first, index) if first is not None else None
+
+
+def _exception_class(path: str, written: str, index: Index) -> str | None:
+    """The exception class a class-like name written in `path` is, if it is one."""
+    if not looks_like_class_name(written.rsplit(".", 1)[-1]):
         return None
-    resolved = index.resolve(site.file, first)
+    resolved = index.resolve(path, written)
     if resolved is None or not (index.is_exception(resolved) or stdlib.exception_class(resolved)):
         return None
     return resolved
@@ -651,9 +651,10 @@ def _percent_bound(
     if rest == "*":
         values = list(positional[len(params) :])
     else:
-        values = [bound[name] for name in rest.split(",") if name in bound]
-        if len(values) != len(rest.split(",")):
+        names = rest.split(",")
+        if not all(name in bound for name in names):
             return None
+        values = [bound[name] for name in names]
     if not values:
         return None
     return _string_argument(f"({text}) % ({', '.join(values)},)")

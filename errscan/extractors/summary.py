@@ -572,7 +572,7 @@ def _init_template(
     init = _method(cls, "__init__")
     if init is None:
         return None, ()
-    params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
+    params = _positional(init)
     params += [arg.arg for arg in init.args.kwonlyargs]
     by_keyword = False
     for stmt in init.body:
@@ -645,7 +645,7 @@ def _str_template(
     )
     params: list[str] = []
     if init is not None:
-        params = [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
+        params = _positional(init)
         params += [arg.arg for arg in init.args.kwonlyargs]
     elif _builtin_bases(cls) and _reads_first_argument(method):
         params = [FIRST_ARGUMENT]  # no __init__: str(args[0]) is the call's first argument
@@ -730,10 +730,7 @@ def _logging_style(method: ast.FunctionDef, returns: Sequence[ast.expr | None]) 
         return None
     first, rest = value.left, value.right
     if not (
-        isinstance(first, ast.Subscript)
-        and _is_self_args(first.value)
-        and isinstance(first.slice, ast.Constant)
-        and first.slice.value == 0
+        _is_first_argument(first)
         and isinstance(rest, ast.Subscript)
         and _is_self_args(rest.value)
         and isinstance(rest.slice, ast.Slice)
@@ -766,12 +763,22 @@ def _builtin_bases(cls: ast.ClassDef) -> bool:
 
 
 def _reads_first_argument(method: ast.FunctionDef) -> bool:
-    return any(
-        (isinstance(node, ast.Subscript) and _is_self_args(node.value)
-         and isinstance(node.slice, ast.Constant) and node.slice.value == 0)
-        or _is_super_str(node)
-        for node in ast.walk(method)
-    )  # fmt: skip
+    return any(_is_first_argument(node) or _is_super_str(node) for node in ast.walk(method))
+
+
+def _is_first_argument(node: ast.AST) -> bool:
+    """`self.args[0]`."""
+    return (
+        isinstance(node, ast.Subscript)
+        and _is_self_args(node.value)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    )
+
+
+def _positional(init: ast.FunctionDef) -> list[str]:
+    """__init__'s positional parameters, self left out."""
+    return [arg.arg for arg in (*init.args.posonlyargs, *init.args.args)][1:]
 
 
 def _is_self_args(node: ast.expr) -> bool:
@@ -897,17 +904,16 @@ def _begins_with_the_arguments(value: ast.expr, method: ast.FunctionDef) -> bool
                 return False
             value = first.value
         elif isinstance(value, ast.Name):
-            assigned = [
+            # bound once (`output = ...`), then only added to (`output += ...`)
+            bound = [
                 node
                 for node in scope.own_nodes(method.body)
                 if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr)
                 and any(isinstance(t, ast.Name) and t.id == value.id for t in _targets(node))
             ]
-            plain = [node for node in assigned if isinstance(node, ast.Assign)]
-            if len(plain) != 1 or any(
-                not isinstance(node, ast.Assign | ast.AugAssign) for node in assigned
-            ) or any(isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add)
-                     for node in assigned):  # fmt: skip
+            plain = [node for node in bound if isinstance(node, ast.Assign)]
+            added = [n for n in bound if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)]
+            if len(plain) != 1 or len(plain) + len(added) != len(bound):
                 return False
             value = plain[0].value
         else:
@@ -949,12 +955,7 @@ def _is_base_str(node: ast.expr) -> bool:
         and node.args[0].id == "self"
     ):
         return True
-    return (
-        isinstance(node, ast.Subscript)
-        and _is_self_args(node.value)
-        and isinstance(node.slice, ast.Constant)
-        and node.slice.value == 0
-    )
+    return _is_first_argument(node)
 
 
 def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> str | None:
@@ -1025,7 +1026,7 @@ def _super_args(
             # case: super().__init__(*args, **kwargs), what the call gave passed on as
             # it is (its parameters first, in their order): str() of the call's arguments
             # case: super().__init__(msg % key, *args): a text made of them, not read
-            params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+            params = _positional(init)
             before = [a for a in args if not isinstance(a, ast.Starred)]
             passed_on = all(
                 isinstance(a, ast.Name) and i < len(params) and a.id == params[i]
@@ -1105,8 +1106,7 @@ class _Self(ast.NodeTransformer):
         self.super_str = super_str
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        if (_is_self_args(node.value) and isinstance(node.slice, ast.Constant)
-                and node.slice.value == 0 and "args[0]" in self.attributes):  # fmt: skip
+        if _is_first_argument(node) and "args[0]" in self.attributes:
             return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
         self.generic_visit(node)
         return node
