@@ -137,6 +137,7 @@ def test_templates_match_runtime_messages(
         "case_message_a_user_may_set", "case_class_handed_to_a_factory_of_another_object",
         "case_str_formatting_a_format_string_made_at_the_call",
         "case_unicode_error_whose_init_is_not_its_own", "case_class_made_by_its_own_classmethod",
+        "case_object_whose_class_is_set_before_it_is_raised",
     ]  # fmt: skip
 
 

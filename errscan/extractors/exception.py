@@ -84,6 +84,13 @@ def _called(call: ast.Call, src: Source) -> Raised:
     )
 
 
+def cast_value(exc: ast.expr | None) -> ast.expr | None:
+    """What `raise t.cast(E, err)` raises at run time: err; None for anything else."""
+    if isinstance(exc, ast.Call) and _is_cast(exc):
+        return exc.args[1]
+    return None
+
+
 def _is_cast(call: ast.Call) -> bool:
     """`cast(E, x)`, `t.cast(E, x)`, `typing.cast(E, x)`."""
     func = call.func

@@ -11,6 +11,7 @@ import ast
 import io
 import re
 import tokenize
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -157,6 +158,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
     Only statement lists are visited (what errscan looks for are statements), with an
     explicit stack, so neither expression size nor block depth costs recursion.
     """
+    bound = _bound_by_callers(tree)
     stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
     while stack:
         node, frame = stack.pop()
@@ -168,8 +170,8 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(
-                names, node.body, frame.cls, (), (), _is_property(node), _name_defaults(node),
-                _annotated(node),
+                names, node.body, frame.cls, (), (), _is_property(node),
+                _name_defaults(node) + bound.get(id(node), ()), _annotated(node),
             )  # fmt: skip
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
@@ -236,14 +238,16 @@ class _SiteReader:
 
     def _raise(self, node: ast.Raise, frame: _Frame) -> Site:
         raised = exception.unwrapped(node.exc)  # `raise E(...).with_traceback(tb)`
-        caught = _reraised(raised, frame.handlers)
-        if caught is None and isinstance(raised, ast.Name) and frame.scope:
-            caught = _stored_caught(frame.body, raised.id)
+        # `raise t.cast(BadSignature, last_error)`: what the cast holds is raised
+        held = exception.cast_value(raised) or raised
+        caught = _reraised(held, frame.handlers)
+        if caught is None and isinstance(held, ast.Name) and frame.scope:
+            caught = _stored_caught(frame.body, held.id)
         if caught is not None:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
-        annotation = _annotation_raised(built, frame)
+        annotation = _annotation_raised(built, frame) or _class_set(built, node, frame)
         if annotation is not None:  # `raise error` of `error: BuildError`
             thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)
             return self._site(node, frame, "raise", thrown)
@@ -506,6 +510,33 @@ def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | Non
     return annotation
 
 
+def _class_set(raised: ast.expr | None, node: ast.Raise, frame: _Frame) -> ast.expr | None:
+    """`self.__class__ = RemoteProtocolError` then `raise self`, both statements of the
+    function's own body (h11's): the class assigned last before the raise; None where
+    the name is bound again in between."""
+    if not isinstance(raised, ast.Name) or node not in frame.body:
+        return None
+    found = None
+    for statement in frame.body[: frame.body.index(node)]:
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(target, ast.Attribute)
+            and target.attr == "__class__"
+            and isinstance(target.value, ast.Name)
+            and target.value.id == raised.id
+            and isinstance(statement.value, ast.Name | ast.Attribute)
+        ):
+            found = statement.value
+        elif any(
+            isinstance(n, ast.Name) and n.id == raised.id and isinstance(n.ctx, ast.Store)
+            for n in ast.walk(statement)
+        ):
+            found = None
+    return found
+
+
 def _name_defaults(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
 ) -> tuple[tuple[str, ast.expr], ...]:
@@ -518,15 +549,118 @@ def _name_defaults(
     return tuple((a.arg, d) for a, d in pairs if isinstance(d, ast.Name | ast.Attribute))
 
 
+def _bound_by_callers(tree: ast.Module) -> dict[int, tuple[tuple[str, ast.expr], ...]]:
+    """Parameters of a module's private functions that raise them (`def __warn_or_raise(
+    text, warn_class, to_raise, reason): raise to_raise(reason)`) which every call in the
+    module hands the same class, by node id of the function: webob's callers all pass
+    ValueError. None for a function named anywhere but as the callee of a plain call
+    (handed on as a callback, say), as another module could then call it too."""
+    raising: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    defined = Counter(
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    )
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        name = node.name
+        # defined twice: which one a call reaches is unknown
+        if defined[name] > 1 or not name.startswith("_") or name.endswith("__"):
+            continue
+        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        if any(
+            isinstance(n, ast.Raise)
+            and isinstance(n.exc, ast.Call)
+            and isinstance(n.exc.func, ast.Name)
+            and n.exc.func.id in params
+            for n in scope.own_nodes(node.body)
+        ):
+            raising[name] = node
+    if not raising:
+        return {}
+    calls: dict[str, list[ast.Call]] = {name: [] for name in raising}
+    named: dict[str, int] = Counter()  # every mention of the name, a callee's or not
+    for each in ast.walk(tree):
+        if isinstance(each, ast.Name) and each.id in calls:
+            named[each.id] += 1
+        elif (
+            isinstance(each, ast.Call) and isinstance(each.func, ast.Name) and each.func.id in calls
+        ):
+            calls[each.func.id].append(each)
+    bound = {}
+    for name, function in raising.items():
+        if not calls[name] or named[name] != len(calls[name]):
+            continue
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        assigned = set().union(*(_bound_names(n) for n in scope.own_nodes(function.body)))
+        pairs = []
+        for param in [*positional, *(a.arg for a in function.args.kwonlyargs)]:
+            passed = [_passed(call, positional, param) for call in calls[name]]
+            first = passed[0]
+            if (
+                param not in assigned
+                and first is not None
+                and _class_or_text(first)
+                and all(v is not None and ast.dump(v) == ast.dump(first) for v in passed)
+            ):
+                pairs.append((param, first))
+        if pairs:
+            bound[id(function)] = tuple(pairs)
+    return bound
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """The names a statement binds, by `=` or otherwise."""
+    found = scope.rebound(node)
+    if isinstance(node, ast.Assign):
+        found |= {t.id for target in node.targets for t in ast.walk(target)
+                  if isinstance(t, ast.Name)}  # fmt: skip
+    return found
+
+
+def _class_or_text(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def _passed(call: ast.Call, positional: list[str], param: str) -> ast.expr | None:
+    """What a plain call passes a parameter; None for a call that passes it through
+    *args or **kwargs, or not at all."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    index = positional.index(param) if param in positional else -1
+    if 0 <= index < len(call.args):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == param), None)
+
+
 def _defaulted(
     raised: ast.expr | None, defaults: tuple[tuple[str, ast.expr], ...]
 ) -> ast.expr | None:
-    """`raise exc_cls(...)` of a parameter whose default is a class: that class."""
-    if defaults and isinstance(raised, ast.Call) and isinstance(raised.func, ast.Name):
-        default = dict(defaults).get(raised.func.id)
-        if default is not None:
-            return ast.Call(func=default, args=raised.args, keywords=raised.keywords)
-    return raised
+    """`raise exc_cls(...)` of a parameter whose default is a class: that class. And an
+    argument that is a parameter every call of a private function gives the same text
+    (_bound_by_callers): that text."""
+    if not defaults or not isinstance(raised, ast.Call):
+        return raised
+    bound = dict(defaults)
+
+    def text(arg: ast.expr) -> ast.expr:
+        value = bound.get(arg.id) if isinstance(arg, ast.Name) else None
+        return value if isinstance(value, ast.Constant) else arg
+
+    func = raised.func
+    default = bound.get(func.id) if isinstance(func, ast.Name) else None
+    args = [text(arg) for arg in raised.args]
+    keywords = [ast.keyword(k.arg, text(k.value)) for k in raised.keywords]
+    if isinstance(default, ast.Name | ast.Attribute):
+        func = default
+    elif args == raised.args and all(
+        k.value is old.value for k, old in zip(keywords, raised.keywords, strict=True)
+    ):
+        return raised
+    return ast.Call(func=func, args=args, keywords=keywords)
 
 
 def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:

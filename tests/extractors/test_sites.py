@@ -90,6 +90,97 @@ def test_raise_of_a_local_holding_what_was_caught_is_a_reraise() -> None:
     ]
 
 
+def test_raise_of_a_cast_of_what_was_caught_is_a_reraise() -> None:
+    found = records(
+        """
+        import typing as t
+
+        def loads(self, s):
+            last_exception = None
+            for signer in self.signers:
+                try:
+                    return signer.unsign(s)
+                except BadSignature as err:
+                    last_exception = err
+            raise t.cast(BadSignature, last_exception)
+
+        def made(self, error):
+            raise t.cast(BadSignature, error)
+        """
+    )
+    assert [(r.kind, r.exception, r.reraises) for r in found] == [
+        ("reraise", None, ("BadSignature",)),  # itsdangerous: what the loop caught last
+        ("raise", "BadSignature", ()),  # a parameter: the class the cast names
+    ]
+
+
+def test_private_function_every_call_hands_the_same_class_and_text() -> None:
+    found = records(
+        """
+        def __warn_or_raise(text, warn_class, to_raise, raise_reason):
+            if _should_raise:
+                raise to_raise(raise_reason)
+            warnings.warn(text, warn_class)
+
+        def _value_quote(v):
+            if v:
+                __warn_or_raise("bad bytes", RuntimeWarning, ValueError, "Invalid characters")
+            if not v:
+                __warn_or_raise("no bytes", RuntimeWarning, to_raise=ValueError,
+                                raise_reason="Invalid characters")
+
+        def _two_classes(exc, msg):
+            raise exc(msg)
+
+        def _rebinds(exc, msg):
+            msg = msg.strip()
+            raise exc(msg)
+
+        def _handed_on(exc, msg):
+            raise exc(msg)
+
+        def public(exc, msg):
+            raise exc(msg)
+
+        def f():
+            _rebinds(KeyError, "x")
+            _two_classes(KeyError, "a")
+            _two_classes(TypeError, "a")
+            _handed_on(KeyError, "x")
+            public(KeyError, "x")
+            return [_handed_on]
+        """
+    )
+    raised = [(r.function, r.exception, r.message) for r in found if r.kind == "raise"]
+    assert raised[:5] == [
+        ("__warn_or_raise", "ValueError", "Invalid characters"),  # webob's, two calls alike
+        ("_two_classes", "exc", None),  # the calls disagree
+        ("_rebinds", "KeyError", None),  # msg is bound again: the class alone is the call's
+        ("_handed_on", "exc", None),  # named as a value too: another module may call it
+        ("public", "exc", None),  # public: other modules may call it
+    ]
+
+
+def test_raise_of_an_object_whose_class_was_set_raises_that_class() -> None:
+    found = records(
+        """
+        class LocalProtocolError(ProtocolError):
+            def _reraise_as_remote_protocol_error(self):
+                self.__class__ = RemoteProtocolError
+                raise self
+
+            def rebound(self, other):
+                self.__class__ = RemoteProtocolError
+                self = other
+                raise self
+        """
+    )
+    assert [(r.exception, r.message, r.message_source) for r in found] == [
+        ("RemoteProtocolError", None, "unresolved"),  # h11's: its text is what it had
+        ("self", None, "unresolved"),
+    ]
+
+
 def test_raise_of_a_parameter_annotated_with_a_class_raises_that_class() -> None:
     found = records(
         """
