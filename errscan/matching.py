@@ -233,6 +233,20 @@ class TemplateIndex:
             found.update(self._by_file.get(path.replace("\\", "/").rsplit("/", 1)[-1], ()))
         return sorted(found)
 
+    def _began_here(self, seen: Seen, depth: int) -> bool:
+        """Whether a frame deeper than `depth` is in a file of the records, and not at
+        another re-raise: the traceback shows where in the repository the error began."""
+        for path, line, _ in list(reversed(seen.frames))[:depth]:
+            shown = path.replace("\\", "/")
+            same = [
+                self.records[i]
+                for i in self._by_file.get(shown.rsplit("/", 1)[-1], ())
+                if same_file(shown, self.records[i].file)
+            ]
+            if same and not any(r.kind == "reraise" and r.line <= line <= r.end_line for r in same):
+                return True
+        return False
+
     def _close(self, seen: Seen) -> list[int]:
         """The records sharing the most words with the message, for a closeness score."""
         shared: Counter[int] = Counter()
@@ -255,7 +269,17 @@ class TemplateIndex:
             depth = _frame_depth(record, seen) if seen.frames else None
             at_frame = depth is not None
             if record.message is None:
-                if depth is not None:  # a traceback names the site; its message unread
+                if (
+                    depth is not None
+                    and record.kind == "reraise"
+                    and not self._began_here(seen, depth)
+                ):
+                    # where the error passed, and no deeper frame is in the repository:
+                    # where it began is not shown (jinja2 re-raises every error with its
+                    # traceback rewritten), so after full matches elsewhere with literal
+                    # text, before those with none
+                    full.append(((2, 0, 0, depth, 1, record.id), Match(record, "frame", 0.0)))
+                elif depth is not None:  # a traceback names the site; its message unread
                     # of a class not known to be the type seen: after full matches
                     same_type = _same_type(ancestors, self._names_of(i), record.kind)
                     rank = 1 if same_type and ancestors is not None else 3

@@ -462,3 +462,33 @@ def test_a_real_traceback_of_an_installed_library_finds_the_site_that_raised(
         f"raised at {origin.file}:{origin.line}; first "
         + (f"{matches[0].record.file}:{matches[0].record.line}" if matches else "none")
     )
+
+
+RERAISED = """\
+def convert(text):
+    try:
+        return int(text)
+    except ValueError as err:
+        kept = err
+    raise kept.with_traceback(kept.__traceback__)
+
+
+def parse(text):
+    raise ValueError(f"invalid literal for int() with base 10: {text!r}")
+"""
+
+
+def test_a_re_raise_in_the_traceback_comes_first_only_where_the_error_began_in_view() -> None:
+    """The traceback shows a frame of the repository below the re-raise (int() called in
+    convert): the re-raise is the way in, before a template matching elsewhere. Where no
+    such frame is shown (jinja2 rewrites its tracebacks), the template elsewhere first."""
+    records = errscan.extract_source(RERAISED, path="m.py")
+    reraise = next(r for r in records if r.kind == "reraise")
+    elsewhere = next(r for r in records if r.function == "parse")
+    head = "Traceback (most recent call last):\n"
+    at_reraise = '  File "/app/m.py", line 6, in convert\n    raise kept.with_traceback(...)\n'
+    message = "ValueError: invalid literal for int() with base 10: 'x'\n"
+    began = '  File "/app/m.py", line 3, in convert\n    return int(text)\n'
+    assert errscan.lookup(head + at_reraise + began + message, records)[0].record == reraise
+    rewritten = '  File "<template>", line 1, in top-level template code\n'
+    assert errscan.lookup(head + at_reraise + rewritten + message, records)[0].record == elsewhere

@@ -138,6 +138,8 @@ def test_templates_match_runtime_messages(
         "case_str_formatting_a_format_string_made_at_the_call",
         "case_unicode_error_whose_init_is_not_its_own", "case_class_made_by_its_own_classmethod",
         "case_object_whose_class_is_set_before_it_is_raised",
+        "case_exception_kept_then_raised_with_its_traceback",
+        "case_factory_giving_back_the_exception_being_handled",
     ]  # fmt: skip
 
 

@@ -436,6 +436,14 @@ class Index:
         made = self._facts(made_in).factories.get(name)
         return self.resolve(made_in, made) if made else None
 
+    def factory_made(self, path: str, ref: str, function: str) -> str | None:
+        """What a repository factory returns or raises, as written where it is made."""
+        found = self._factory(path, ref, function)
+        if found is None:
+            return None
+        made_in, name = found
+        return self._facts(made_in).factories.get(name)
+
     def factory_call(
         self, path: str, ref: str, function: str
     ) -> tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None] | None:

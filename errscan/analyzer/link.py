@@ -15,7 +15,7 @@ from errscan.analyzer import files, stdlib
 from errscan.analyzer.index import ExceptionInfo, Index
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import trigger
-from errscan.extractors.exception import looks_like_class_name
+from errscan.extractors.exception import RAISED_BEFORE, looks_like_class_name
 from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
 from errscan.extractors.summary import (
@@ -77,6 +77,8 @@ def link(
     records = []
     site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
+        if _raises_what_was_raised_before(site, index):
+            site = _as_reraise(site)
         qualname = _qualname(site, index)
         qualname = _ALIASES.get(qualname, qualname) if qualname is not None else None
         handed = _handed_class(site, index) if qualname is None else None
@@ -424,6 +426,49 @@ def _made_of(
 
 
 _MESSAGE_KEYWORDS = ("message", "msg", "reason", "detail", "description")
+
+
+def _raises_what_was_raised_before(site: Site, index: Index) -> bool:
+    """`raise rewrite_traceback_stack(source=source)` of a factory that gives back the
+    exception being handled with a new traceback (jinja2's): a re-raise."""
+    ref = site.exception_ref
+    return (
+        site.kind == "raise"
+        and ref is not None
+        and not looks_like_class_name(ref.rsplit(".", 1)[-1])
+        and index.factory_made(site.file, ref, site.function) == RAISED_BEFORE
+    )
+
+
+def _as_reraise(site: Site) -> Site:
+    """A raise site read again as the re-raise it is: of no class or text of its own,
+    raising what the innermost except clause around it caught (as a bare `raise`)."""
+    said, verb = site.trigger, trigger.verb("raise")
+    handling = [g for g in site.guards if g == "except" or g.startswith("except ")]
+    caught: tuple[str, ...] = ()
+    if handling:  # guards.py writes `except E` or `except (A, B)`, as in the source
+        written = handling[-1][len("except") :].strip() or "BaseException"
+        try:
+            kinds = ast.parse(written, mode="eval").body
+        except (SyntaxError, ValueError):
+            kinds = None
+        elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds] if kinds else []
+        caught = tuple(ast.unparse(e) for e in elts)
+    return dataclasses.replace(
+        site,
+        kind="reraise",
+        exception=None,
+        exception_ref=None,
+        message=None,
+        message_parts=(),
+        message_source="unresolved",
+        message_candidates=(),
+        message_expr=None,
+        args=(),
+        call_args=(),
+        reraises=caught,
+        trigger=trigger.verb("reraise") + said[len(verb) :] if said.startswith(verb) else said,
+    )
 
 
 def _qualname(site: Site, index: Index) -> str | None:

@@ -84,6 +84,30 @@ def _called(call: ast.Call, src: Source) -> Raised:
     )
 
 
+# what a factory "makes" that gives back an exception raised before, with a traceback
+# (jinja2's rewrite_traceback_stack): raising what it returns is a re-raise
+RAISED_BEFORE = "<raised before>"
+
+
+def with_a_traceback(exc: ast.expr | None) -> ast.expr | None:
+    """What `raise exc.with_traceback(tb)` raises, where that is an exception object held
+    by a name or attribute (not a class, not a call): one raised before, whose traceback
+    it is given again (pluggy's `raise self._exception.with_traceback(self._traceback)`);
+    None for anything else, a traceback of None too."""
+    if not (
+        isinstance(exc, ast.Call)
+        and isinstance(exc.func, ast.Attribute)
+        and exc.func.attr == "with_traceback"
+        and len(exc.args) == 1
+        and not (isinstance(exc.args[0], ast.Constant) and exc.args[0].value is None)
+    ):
+        return None
+    held = exc.func.value
+    if isinstance(held, ast.Name | ast.Attribute) and not _looks_like_class(held):
+        return held
+    return None
+
+
 def cast_value(exc: ast.expr | None) -> ast.expr | None:
     """What `raise t.cast(E, err)` raises at run time: err; None for anything else."""
     if isinstance(exc, ast.Call) and _is_cast(exc):

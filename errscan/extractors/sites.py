@@ -72,10 +72,15 @@ def extract(
     for node, frame in _walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
+            held = exception.with_a_traceback(value)
+            value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
             if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
                 value = _assigned_call(frame.body, value.id, walrus)
             callee = value.func if isinstance(value, ast.Call) else None
             built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
+            if held is not None and not _made_here(frame.body, held, walrus):
+                # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
+                built = exception.RAISED_BEFORE
             returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
             (returned if isinstance(node, ast.Return) else raised).add(built)
         if not isinstance(node, ast.Return) and (site := reader.site(node, frame)):
@@ -127,6 +132,15 @@ def _after_early_exits(
                 frame.annotated,
             )  # fmt: skip
     return out
+
+
+def _made_here(body: Sequence[ast.stmt], held: ast.expr, walrus: bool) -> bool:
+    """Whether the function builds the exception a name holds by a call (a cast of what
+    it holds is not one)."""
+    if not isinstance(held, ast.Name):
+        return False
+    call = _assigned_call(body, held.id, walrus)
+    return call is not None and exception.cast_value(call) is None
 
 
 def _assigned_call(body: Sequence[ast.stmt], name: str, walrus: bool) -> ast.expr | None:
@@ -247,6 +261,11 @@ class _SiteReader:
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
+        held = exception.with_a_traceback(node.exc)
+        if held is not None and not _made_here(frame.body, held, ":=" in self.src.text):
+            # an exception raised before, raised again with its traceback
+            thrown = exception.Raised(None, None, (), False)
+            return self._site(node, frame, "reraise", thrown, reraises=())
         annotation = _annotation_raised(built, frame) or _class_set(built, node, frame)
         if annotation is not None:  # `raise error` of `error: BuildError`
             thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)

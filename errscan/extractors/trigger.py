@@ -41,13 +41,18 @@ def sentence(
         where = where.replace("by ", "in ", 1) if where.startswith("by ") else where
         head = f"An assertion fails {where}"
     else:
-        head = f"{_VERBS.get(kind, 'Raised')} {where}"
+        head = f"{verb(kind)} {where}"
     handling = [g[7:] if g.startswith("except ") else "any exception" for g in guards
                 if g == "except" or g.startswith("except ")]  # fmt: skip
     if handling:
         head += f" while handling {' and '.join(handling)}"
     rest = [g for g in guards if g != "except" and not g.startswith("except ")]
     return f"{head}{_when(rest, env_vars, MAX_CHARS - len(head))}."
+
+
+def verb(kind: str) -> str:
+    """The word a sentence about a site of this kind starts with."""
+    return _VERBS.get(kind, "Raised")
 
 
 def _where(function: str, module: str, is_property: bool) -> str:

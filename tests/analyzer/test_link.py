@@ -86,3 +86,52 @@ def test_module_names_in_src_and_lib_layouts_are_import_names(tmp_path: Path) ->
     for path, module in (("src/acme/errors.py", "acme"), ("lib/other/errors.py", "other")):
         assert records[path].exception_qualname == f"{module}.errors.E"
         assert records[path].trigger == f"Raised while importing {module}.errors."
+
+
+def test_raise_of_a_factory_giving_back_the_exception_being_handled_is_a_reraise(
+    tmp_path: Path,
+) -> None:
+    """jinja2's rewrite_traceback_stack, in another module: what it returns was raised
+    before, so raising it (or calling a helper that does) re-raises what is handled."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/debug.py", (
+        "import sys\nimport typing as t\n\n"
+        "def rewrite_traceback_stack(source=None):\n"
+        "    _, exc_value, tb = sys.exc_info()\n"
+        "    exc_value = t.cast(BaseException, exc_value)\n"
+        "    return exc_value.with_traceback(tb)\n\n"
+        "def make(source=None):\n"
+        "    exc_value = ValueError(source)\n"
+        "    return exc_value.with_traceback(None)\n"
+    ))  # fmt: skip
+    write(repo, "pkg/env.py", (
+        "class Environment:\n"
+        "    def handle_exception(self, source=None):\n"
+        "        from .debug import rewrite_traceback_stack\n\n"
+        "        raise rewrite_traceback_stack(source=source)\n\n"
+        "    def compile(self, source):\n"
+        "        try:\n"
+        "            return self._parse(source)\n"
+        "        except (TemplateSyntaxError, KeyError):\n"
+        "            self.handle_exception(source=source)\n\n"
+        "    def other(self, source):\n"
+        "        from .debug import make\n\n"
+        "        raise make(source)\n"
+    ))  # fmt: skip
+    commit_all(repo, "factories")
+    found = [
+        (r.function, r.kind, r.reraises, r.exception_qualname, r.trigger)
+        for r in errscan.extract(str(repo)).records
+        if r.file == "pkg/env.py"
+    ]
+    assert found == [
+        ("Environment.handle_exception", "reraise", (), None,
+         "Re-raised by Environment.handle_exception."),
+        ("Environment.compile", "reraise", ("TemplateSyntaxError", "KeyError"), None,
+         "Re-raised by Environment.compile while handling (TemplateSyntaxError, KeyError)."),
+        # built here, its traceback cleared: a ValueError, not a re-raise
+        ("Environment.other", "raise", (), "builtins.ValueError", "Raised by Environment.other."),
+    ]  # fmt: skip

@@ -114,6 +114,39 @@ def test_raise_of_a_cast_of_what_was_caught_is_a_reraise() -> None:
     ]
 
 
+def test_raise_of_a_held_exception_with_its_traceback_is_a_reraise() -> None:
+    found = records(
+        """
+        class Result:
+            def get_result(self):
+                exc = self._exception
+                if exc is None:
+                    return self._result
+                raise exc.with_traceback(self._traceback)
+
+            def direct(self):
+                raise self._exception.with_traceback(self._traceback)
+
+            def built(self, tb):
+                err = ValueError("x")
+                raise err.with_traceback(tb)
+
+            def cleared(self):
+                raise self._exception.with_traceback(None)
+
+            def made(self, tb):
+                raise make_error("y").with_traceback(tb)
+        """
+    )
+    assert [(r.function, r.kind, r.exception) for r in found] == [
+        ("Result.get_result", "reraise", None),  # pluggy's: raised before, caught elsewhere
+        ("Result.direct", "reraise", None),
+        ("Result.built", "raise", "ValueError"),  # made here
+        ("Result.cleared", "raise", "self._exception"),  # no traceback given back
+        ("Result.made", "raise", "make_error"),
+    ]
+
+
 def test_private_function_every_call_hands_the_same_class_and_text() -> None:
     found = records(
         """

@@ -118,13 +118,27 @@ function compare(a, b) {
   return 0;
 }
 
+// Whether a frame deeper than `depth` is in a file of the records, and not at another
+// re-raise: the traceback shows where in the repository the error began.
+function beganHere(seen, depth, index) {
+  const deeper = [...seen.frames].reverse().slice(0, depth);
+  return deeper.some(([path, line]) => {
+    const same = index.records.filter((r) => sameFile(path, r.file));
+    return same.length > 0 && !same.some((r) => r.kind === "reraise" && r.line <= line && line <= r.end_line);
+  });
+}
+
 function lookupOne(seen, index) {
   const ancestors = ancestorsOf(seen, index);
   const full = [];
   for (const record of index.records) {
     const depth = seen.frames.length ? frameDepth(record, seen, index.builtins) : null;
     if (record.message === null) {
-      if (depth !== null) {
+      if (depth !== null && record.kind === "reraise" && !beganHere(seen, depth, index)) {
+        // where the error passed, and where it began is not shown: after full matches
+        // elsewhere with literal text, before those with none
+        full.push([[2, 0, 0, depth, 1, record.id], { record, kind: "frame" }]);
+      } else if (depth !== null) {
         const rank = sameType(ancestors, record) && ancestors !== null ? 1 : 3;
         full.push([[rank, depth, 0, 0, 1, record.id], { record, kind: "frame" }]);
       }
