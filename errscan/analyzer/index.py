@@ -221,6 +221,7 @@ class ExceptionInfo:
 @dataclass(frozen=True)
 class _FileFacts:
     imports: dict[str, Import]
+    stars: tuple[Import, ...]  # `from .exceptions import *`, in source order
     classes: dict[str, ClassInfo]  # by qualname inside the module
     factories: dict[str, str]  # function qualname -> the class it makes, as written
     # function qualname -> its parameters and the arguments of the class it builds
@@ -340,7 +341,8 @@ class Index:
 
     def _remember(self, path: str, summary: FileSummary) -> _FileFacts:
         facts = _FileFacts(
-            imports={i.local: i for i in summary.imports},
+            imports={i.local: i for i in summary.imports if i.local != "*"},
+            stars=tuple(i for i in summary.imports if i.local == "*"),
             classes={c.qualname: c for c in summary.classes},
             factories=dict(summary.factories),
             factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
@@ -394,8 +396,27 @@ class Index:
             if target is None:
                 return None
             return self._canonical(f"{target}.{rest}" if rest else target, hops)
+        found = self._starred(path, dotted, hops)
+        if found is not None:
+            return found
         if first in BUILTIN_EXCEPTIONS and not rest:
             return f"builtins.{first}"
+        return None
+
+    def _starred(self, path: str, dotted: str, hops: int) -> str | None:
+        """What `dotted` is through the file's `from module import *` of repository
+        modules, the last first (it binds over the earlier); a private name is never
+        bound so."""
+        if dotted.startswith("_"):
+            return None
+        for star in reversed(self._facts(path).stars):
+            target = self._absolute(path, replace(star, name=None))
+            where = self.file_of(target) if target else None
+            if where is None or where == path:
+                continue
+            found = self.resolve(where, dotted, hops + 1)
+            if found is not None:
+                return found
         return None
 
     def _absolute(self, path: str, imported: Import) -> str | None:

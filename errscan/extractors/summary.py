@@ -219,12 +219,12 @@ def _imported(stmt: ast.stmt) -> Iterator[Import]:
             else:
                 first = alias.name.split(".")[0]
                 yield Import(first, 0, first, None)
-    # case: from .mod import name as alias
+    # case: from .mod import name as alias; from .mod import * (local "*": what it binds
+    # is what the module defines, which the whole-scan index looks up)
     elif isinstance(stmt, ast.ImportFrom):
         for alias in stmt.names:
-            if alias.name != "*":
-                module = stmt.module or ""
-                yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
+            module = stmt.module or ""
+            yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
 
 
 def _with_local_imports(tree: ast.Module) -> Iterator[Import]:

@@ -214,3 +214,22 @@ def test_namespace_candidates_are_folders_without_init_holding_a_package() -> No
     under = lambda folder: [p for p in paths if p.startswith(f"{folder}/")]  # noqa: E731
     assert namespaces(found, under, lambda path: imports.get(path, [])) == ["google"]
     assert namespaces(found, under, lambda path: []) == []
+
+
+def test_a_star_import_of_a_repository_module_binds_what_it_defines() -> None:
+    """pyparsing's core.py raises ParseException of `from .exceptions import *`: the
+    last star import binding a name wins, a private name is never bound so, and one
+    from outside the repository binds nothing errscan can name."""
+    index = _index_of({
+        "pkg/__init__.py": "",
+        "pkg/exceptions.py": "class ParseException(Exception):\n    pass\n"
+                             "class _Private(Exception):\n    pass\n"
+                             "class Shadowed(Exception):\n    pass\n",
+        "pkg/other.py": "class Shadowed(ValueError):\n    pass\n",
+        "pkg/core.py": "from os.path import *\nfrom .exceptions import *\nfrom .other import *\n",
+    })  # fmt: skip
+    assert index.resolve("pkg/core.py", "ParseException") == "pkg.exceptions.ParseException"
+    assert index.resolve("pkg/core.py", "Shadowed") == "pkg.other.Shadowed"
+    assert index.resolve("pkg/core.py", "_Private") is None
+    assert index.resolve("pkg/core.py", "Missing") is None
+    assert index.resolve("pkg/core.py", "KeyError") == "builtins.KeyError"
