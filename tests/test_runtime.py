@@ -140,6 +140,7 @@ def test_templates_match_runtime_messages(
         "case_object_whose_class_is_set_before_it_is_raised",
         "case_exception_kept_then_raised_with_its_traceback",
         "case_factory_giving_back_the_exception_being_handled",
+        "case_class_with_a_standard_base_whose_str_is_its_repr",
     ]  # fmt: skip
 
 

@@ -701,8 +701,11 @@ class Index:
 
     def _mro(self, qualname: str, depth: int) -> list[str] | None:
         cls = self.class_info(qualname)
-        if cls is None:  # a builtin's own line; of another module's class, itself only
-            return [qualname, *(f"builtins.{n}" for n in _builtin_ancestors(qualname))]
+        if cls is None:  # a builtin's or standard class's own line; else itself only
+            return stdlib.mro(qualname) or [
+                qualname,
+                *(f"builtins.{n}" for n in _builtin_ancestors(qualname)),
+            ]
         if depth > _MAX_HOPS:
             return None
         path = self._file_of_class(qualname)

@@ -129,14 +129,18 @@ def link(
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
         if info.key_quoted and composed and not any(p.expr == UNKNOWN_STR for p in composed):
-            composed = _key_error(composed)  # KeyError's str(): the repr
-            others = [_key_error(parts) for parts in others]
+            # KeyError's str(): the repr, in the quotes repr picks (either, where a
+            # `{x!r}` part decides it at run time)
+            whole = [composed, *others]
+            composed, *others = [_key_error(parts) for parts in whole]
+            others += [_key_error(parts, flip=True) for parts in whole]
         source = "init"
         made = _factory_message(site, index, info)
         if made is not None:  # what the factory gives its class, the call's arguments in
             (composed, *others), source = made, "factory"
         elif composed is None and info.args_str:
             composed = _args_str(site)
+            others = [*others, *filter(None, [_args_str(site, flip=True)])]
             source = site.message_source
         elif (
             composed is None
@@ -148,6 +152,7 @@ def link(
             composed = _special_str(site, f"builtins.{info.builtin_base}") or _builtin_str(
                 site, info.builtin_base
             )
+            others = [*others, *filter(None, [_builtin_str(site, info.builtin_base, flip=True)])]
             source = site.message_source
         elif composed is None and info.init_unread and site.kind == "raise":
             # an __init__ errscan cannot read makes the text: not the call's argument
@@ -156,6 +161,7 @@ def link(
             composed = _special_str(site, info.qualname)
             if composed is None and info.qualname.startswith("builtins."):
                 composed = _builtin_str(site, info.qualname[9:])
+                others = [*others, *filter(None, [_builtin_str(site, info.qualname[9:], True)])]
             elif composed is None and stdlib.composes_text(info.qualname):
                 composed = (MessagePart(expr=UNKNOWN_STR),)  # not the first argument, then
             source = site.message_source
@@ -168,7 +174,7 @@ def link(
                 message_source=source,
                 message_candidates=site.message_candidates
                 if passed_on
-                else (text, *[path for path in paths if path != text]),
+                else tuple(dict.fromkeys([text, *paths])),
             )
         if composed and all(part.expr == UNKNOWN_STR for part in composed):
             # a class whose __str__ errscan cannot read: unresolved, not a guess
@@ -760,10 +766,11 @@ def _os_error_subclass(site: Site, qualname: str | None) -> str | None:
 _OS_ERRORS = frozenset(name for name, cls in BUILTIN_EXCEPTIONS.items() if issubclass(cls, OSError))
 
 
-def _builtin_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
+def _builtin_str(site: Site, name: str, flip: bool = False) -> tuple[MessagePart, ...] | None:
     """What str() of a builtin exception makes of its arguments, where it is not the
     message itself: KeyError quotes it, OSError(errno, text[, file]) adds the numbers,
-    and several arguments print as a tuple."""
+    and several arguments print as a tuple. `flip`: the other quotes where a `{x!r}`
+    part decides them at run time (see _key_error); None where nothing is quoted so."""
     if site.kind not in ("raise", "exit") or not site.message_parts:
         return None
     positional = [text for keyword, text in site.call_args if keyword is None]
@@ -781,32 +788,33 @@ def _builtin_str(site: Site, name: str) -> tuple[MessagePart, ...] | None:
             ]
         return tuple(merge(parts))
     if len(positional) > 1 and name != "SystemExit":
-        return _args_tuple(positional)
+        return _args_tuple(positional, flip)
     if name == "KeyError" and len(positional) == 1:
-        return _key_error(site.message_parts)
+        return _key_error(site.message_parts, flip)
     return None
 
 
-def _args_str(site: Site) -> tuple[MessagePart, ...] | None:
+def _args_str(site: Site, flip: bool = False) -> tuple[MessagePart, ...] | None:
     """str() of an exception whose args are the call's positional arguments: one is its
-    own text, several their tuple."""
+    own text, several their tuple (`flip`: see _builtin_str)."""
     if site.kind not in ("raise", "exit"):
         return None
     positional = [text for keyword, text in site.call_args if keyword is None]
     if len(positional) > 1:
-        return _args_tuple(positional)
+        return _args_tuple(positional, flip)
     return None  # one argument is the message as the site reads it
 
 
-def _args_tuple(positional: list[str]) -> tuple[MessagePart, ...]:
-    """`(a, b)`: the repr of each argument, as a tuple prints them."""
+def _args_tuple(positional: list[str], flip: bool = False) -> tuple[MessagePart, ...]:
+    """`(a, b)`: the repr of each argument, as a tuple prints them (`flip`: see
+    _key_error)."""
     items: list[MessagePart] = [MessagePart(text="(")]
     for i, text in enumerate(positional):
         if i:
             items.append(MessagePart(text=", "))
         spliced = _string_argument(text)  # a string's repr: quoted, its template inside
         if spliced is not None:
-            items.extend(_key_error(spliced))
+            items.extend(_key_error(spliced, flip))
         else:
             items.append(inline(MessagePart(expr=text, conversion="r")))
     return tuple(merge([*items, MessagePart(text=")")]))
@@ -946,13 +954,16 @@ _SPECIAL: dict[str, Callable[[list[str], dict[str, str]], tuple[MessagePart, ...
 }
 
 
-def _key_error(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
+def _key_error(parts: tuple[MessagePart, ...], flip: bool = False) -> tuple[MessagePart, ...]:
     """str(KeyError(m)) is repr(m): the message as a quoted string literal, in the quotes
     repr picks: double where the text holds a single quote and no double one. A `{x!r}`
     placeholder counts as holding one (the repr of a str or bytes shows them: webob's
-    KeyError('Key not found: %r' % key) reads "Key not found: 'z'")."""
+    KeyError('Key not found: %r' % key) reads "Key not found: 'z'"), but the repr of
+    another object may hold none (urllib3's `{e!r}` of IncompleteRead(1 bytes read)):
+    `flip` gives those the single quotes instead."""
     text = "".join(part.text or "" for part in parts)
-    single = "'" in text or any(part.expr is not None and part.conversion == "r" for part in parts)
+    ruled = any(part.expr is not None and part.conversion == "r" for part in parts)
+    single = "'" in text or (ruled and not flip)
     quote = '"' if single and '"' not in text else "'"
     escaped = [MessagePart(text=_in_quotes(p.text, quote)) if p.text else p for p in parts]
     return tuple(merge([MessagePart(text=quote), *escaped, MessagePart(text=quote)]))

@@ -71,6 +71,15 @@ def canonical(dotted: str) -> str | None:
     return name
 
 
+def mro(qualname: str) -> list[str] | None:
+    """A standard class's method resolution order, qualified (builtins as `builtins.X`),
+    object left out; None for a class this is not."""
+    cls = exception_class(qualname)
+    if cls is None:
+        return None
+    return [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__ if c is not object]
+
+
 def ancestors(qualname: str) -> list[str]:
     """The simple names of a standard class's bases, nearest first, up to Exception."""
     cls = exception_class(qualname)

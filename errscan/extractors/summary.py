@@ -309,8 +309,7 @@ def _classes(
             init = _method(stmt, "__init__")
             # __init__'s own code, walked once for what several readers look for in it
             init_nodes = list(scope.own_nodes(init.body)) if init is not None else []
-            params, parts = _init_template(stmt, src, constants)
-            others: tuple[tuple[MessagePart, ...], ...] = ()
+            params, parts, others = _init_template(stmt, src, constants)
             found = _str_template(stmt, ".".join(qualname), src, constants)
             if found is not None:  # __str__ decides the text, whatever __init__ passed on
                 params, parts, others = found
@@ -567,11 +566,12 @@ def _first_paragraph(doc: str | None) -> str | None:
 
 def _init_template(
     cls: ast.ClassDef, src: Source, constants: bindings.Constants
-) -> tuple[tuple[str, ...] | None, tuple[MessagePart, ...]]:
-    """`__init__(self, a, b): super().__init__(f"... {a} ...")`: the parameters and template."""
+) -> tuple[tuple[str, ...] | None, tuple[MessagePart, ...], tuple[tuple[MessagePart, ...], ...]]:
+    """`__init__(self, a, b): super().__init__(f"... {a} ...")`: the parameters, the
+    template, and the other paths' templates."""
     init = _method(cls, "__init__")
     if init is None:
-        return None, ()
+        return None, (), ()
     params = _positional(init)
     params += [arg.arg for arg in init.args.kwonlyargs]
     by_keyword = False
@@ -583,7 +583,7 @@ def _init_template(
         if not passed and not call.keywords:
             # case: super().__init__(): no args, so str() is "" (where no base above
             # composes one: see Index.exception_info)
-            return tuple(params), ()
+            return tuple(params), (), ()
         if not passed:
             by_keyword = True
             continue
@@ -598,29 +598,40 @@ def _init_template(
             argument = ast.Name(id=held, ctx=ast.Load()) if held is not None else argument
         # case: super().__init__(message), the parameter itself
         if isinstance(argument, ast.Name) and argument.id in params:
-            return tuple(params), (MessagePart(expr=argument.id),)
+            bare = (MessagePart(expr=argument.id),)
+            if not _extended_before(init, stmt, argument.id):
+                return tuple(params), bare, ()
+            # soupsieve's `if pattern is not None: msg = f"{msg}\n  line {self.line}:..."`:
+            # the parameter as it came, and each text made of it, a candidate each
+            paths = message.templates(argument, src, _InitLookup(init.body, stmt))
+            if not paths:
+                return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
+            made = [t.parts for t in paths]
+            if _reaches_unbound(init, stmt, argument.id):
+                made.insert(0, bare)
+            return tuple(params), made[0], tuple(dict.fromkeys(made[1:]))
         # case: super().__init__(msg % zone_key), a format string the call gives
         percent = _percent_of(argument, params)
         if percent is not None:
-            return tuple(params), (MessagePart(expr=percent),)
+            return tuple(params), (MessagePart(expr=percent),), ()
         lookup = _InitLookup(init.body, stmt)
         constant = _formatted_constant(argument, init, lookup)
         if constant is not None:  # case: msg = self.fmt.format(**kwargs) (botocore's)
-            return tuple(params), (MessagePart(expr=FORMAT_CONSTANT + constant),)
+            return tuple(params), (MessagePart(expr=FORMAT_CONSTANT + constant),), ()
         found = message.template(argument, src, lookup)
         if found is not None:
-            return tuple(params), found.parts
+            return tuple(params), found.parts, ()
         # case: super().__init__(message + _format_filepos(lineno, pos, filename)) (Mako's):
         # the text the call gives, then what is added to it
         led = _led_by_parameter(argument, params, src, lookup)
         if led is not None:
-            return tuple(params), led
+            return tuple(params), led, ()
     if by_keyword:
         # case: super().__init__(description=description): the base's __init__ or
         # __str__ makes the text of what this one passes on (link._through_str), never
         # of this __init__'s own arguments in the base's order
-        return tuple(params), (MessagePart(expr=UNKNOWN_STR),)
-    return None, ()
+        return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
+    return None, (), ()
 
 
 _MAX_RETURNS = 4  # paths of a __str__ read; one with more is not claimed
@@ -666,6 +677,7 @@ def _str_template(
     # super().__str__() is the argument's text only where it is BaseException's
     mapped = _Self(attributes, qualname, constants, guarded, super_str=_builtin_bases(cls))
     found: list[tuple[MessagePart, ...]] = []
+    partial = 0  # paths read with a part that reads the instance left a placeholder
     for value in returns:
         assert value is not None
         original = value
@@ -676,6 +688,15 @@ def _str_template(
         template = message.template(value, src, _InitLookup([], method))
         if template is not None and _readable(template.parts, params):
             found.append(template.parts)
+            continue
+        masked = _instance_parts_unknown(template.parts) if template is not None else None
+        if masked is not None and _readable(
+            tuple(part for part in masked if part.expr != UNKNOWN_STR), params
+        ):
+            # typeguard's `" of ".join(self._path) + " " + str(self.args[0])`: the
+            # argument's text, after what the instance holds at run time
+            found.append(masked)
+            partial += 1
             continue
         first = _joined_first(value, method, mapped)
         if first in params:  # "\n".join([self.message, location, ...]): the message, then more
@@ -691,9 +712,25 @@ def _str_template(
             continue
         # a text this cannot read: the class's errors are unresolved rather than guessed
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
+    if partial == len(found):  # no path read whole: nothing to stand behind
+        return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     general = _most_general(found)
     others = tuple(parts for parts in found if parts != general)
     return tuple(params), general, others
+
+
+def _instance_parts_unknown(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...] | None:
+    """`parts` with each placeholder that reads the instance other than as a plain
+    attribute made an unknown one; None where there is none."""
+    masked = tuple(
+        MessagePart(expr=UNKNOWN_STR)
+        if part.expr is not None
+        and "self" in part.expr
+        and not _SELF_ATTRIBUTE.fullmatch(part.expr)
+        else part
+        for part in parts
+    )
+    return masked if masked != parts else None
 
 
 def _percent_of(node: ast.expr, params: Sequence[str]) -> str | None:
@@ -1178,6 +1215,53 @@ def _explicit_base(call: ast.Call) -> bool:
         and isinstance(call.args[0], ast.Name)
         and call.args[0].id == "self"
     )
+
+
+def _extended_before(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, name: str
+) -> bool:
+    """Whether the function makes parameter `name` a text made of itself before
+    statement `stmt` of its body (`msg = f"{msg} ..."`, `msg += ...`); a default put in
+    its place (`if msg is None: msg = "..."`) is not one."""
+    for node in scope.own_nodes(function.body[: function.body.index(stmt)]):
+        added = isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+        if (added and _names(getattr(node, "target", node), name)) or (
+            isinstance(node, ast.Assign)
+            and any(_names(t, name) for t in node.targets)
+            and _joins(node.value, name)
+        ):
+            return True
+    return False
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _joins(value: ast.expr, name: str) -> bool:
+    """Whether `value` is a text with the name's in it: `f"{msg} ..."`, `msg + "..."`."""
+    if isinstance(value, ast.JoinedStr):
+        return any(
+            isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+            and v.value.id == name
+            for v in value.values
+        )  # fmt: skip
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return any(
+            (isinstance(side, ast.Name) and side.id == name) or _joins(side, name)
+            for side in (value.left, value.right)
+        )
+    return False
+
+
+def _reaches_unbound(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, name: str
+) -> bool:
+    """Whether a path reaches `stmt` with the parameter `name` as it came."""
+    entry = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(None))
+    ast.copy_location(entry, function.body[0])
+    chains = bindings.reaching([entry, *function.body], stmt, name)
+    return chains is None or any(chain and chain[0] is entry.value for chain in chains)
 
 
 class _InitLookup:
