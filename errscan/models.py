@@ -216,12 +216,15 @@ class FileSummary:
     `factory_calls`: (function qualname, its parameters, the arguments of the class it
     builds, as (keyword or None, source text) in terms of those parameters; None where
     its returns build it in more than one way).
+    `aliases`: (name, dotted name as written) of a module's `ConnectionError =
+    ProtocolError`, a class's other name (urllib3's).
     """
 
     imports: tuple[Import, ...] = ()
     classes: tuple[ClassInfo, ...] = ()
     factories: tuple[tuple[str, str], ...] = ()
     factory_calls: tuple[FactoryCall, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -296,7 +296,7 @@ def decode_names(data: bytes) -> tuple[list[str], list[str], bool] | None:
 
 def decode_summary(data: bytes) -> FileSummary | None:
     try:
-        imports, classes, factories, made = json.loads(data)
+        imports, classes, factories, made, aliases = json.loads(data)
         return FileSummary(
             imports=tuple(Import(*row) for row in imports),
             classes=tuple(
@@ -333,6 +333,7 @@ def decode_summary(data: bytes) -> FileSummary | None:
             factory_calls=tuple(
                 (str(name), tuple(map(str, params)), _args(built)) for name, params, built in made
             ),
+            aliases=tuple((str(name), str(written)) for name, written in aliases),
         )
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
@@ -361,7 +362,8 @@ def _summary_row(summary: FileSummary) -> list[Any]:
         [name, list(params), [list(arg) for arg in built] if built is not None else None]
         for name, params, built in summary.factory_calls
     ]
-    return [imports, classes, [list(f) for f in summary.factories], made]
+    aliases = [list(pair) for pair in summary.aliases]
+    return [imports, classes, [list(f) for f in summary.factories], made, aliases]
 
 
 def _args(rows: list[list[str | None]] | None) -> tuple[tuple[str | None, str], ...] | None:

@@ -222,6 +222,7 @@ class ExceptionInfo:
 class _FileFacts:
     imports: dict[str, Import]
     stars: tuple[Import, ...]  # `from .exceptions import *`, in source order
+    aliases: dict[str, str]  # `ConnectionError = ProtocolError`: the name as written
     classes: dict[str, ClassInfo]  # by qualname inside the module
     factories: dict[str, str]  # function qualname -> the class it makes, as written
     # function qualname -> its parameters and the arguments of the class it builds
@@ -343,6 +344,7 @@ class Index:
         facts = _FileFacts(
             imports={i.local: i for i in summary.imports if i.local != "*"},
             stars=tuple(i for i in summary.imports if i.local == "*"),
+            aliases=dict(summary.aliases),
             classes={c.qualname: c for c in summary.classes},
             factories=dict(summary.factories),
             factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
@@ -396,6 +398,9 @@ class Index:
             if target is None:
                 return None
             return self._canonical(f"{target}.{rest}" if rest else target, hops)
+        alias = self._facts(path).aliases.get(first)
+        if alias is not None:  # `ConnectionError = ProtocolError`: what that name is
+            return self.resolve(path, f"{alias}.{rest}" if rest else alias, hops + 1)
         found = self._starred(path, dotted, hops)
         if found is not None:
             return found

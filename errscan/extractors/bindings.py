@@ -153,7 +153,13 @@ class _Flow:
         return states
 
     def _binds(self, target: ast.expr) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == self.name for n in ast.walk(target))
+        """Whether assigning to `target` binds the name (`exc.arg_name = x` does not)."""
+        return any(
+            isinstance(n, ast.Name)
+            and n.id == self.name
+            and not isinstance(getattr(n, "ctx", None), ast.Load)
+            for n in ast.walk(target)
+        )
 
     def _after(self, stmt: ast.stmt, states: States) -> States:
         """The states after `stmt`, which does not hold the target."""

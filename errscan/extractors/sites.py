@@ -134,6 +134,40 @@ def _after_early_exits(
     return out
 
 
+def _exc_info_value(raised: ast.expr | None, body: Sequence[ast.stmt]) -> bool:
+    """Whether what is raised is the exception of an exc_info triple, (type, value,
+    traceback) as sys.exc_info() gives it: `raise exc_info[1]` (asgiref's, httpx's WSGI
+    transport's), or `exc` of `etype, exc, tb = exc_info` bound once (webob's reraise):
+    an exception raised before."""
+    if isinstance(raised, ast.Subscript):
+        index = raised.slice
+        return (
+            _names_exc_info(raised.value) and isinstance(index, ast.Constant) and index.value == 1
+        )
+    if not isinstance(raised, ast.Name):
+        return False
+    bound = [node for node in scope.own_nodes(body) if raised.id in _bound_names(node)]
+    if len(bound) != 1 or not isinstance(bound[0], ast.Assign) or len(bound[0].targets) != 1:
+        return False
+    target, value = bound[0].targets[0], bound[0].value
+    return (
+        isinstance(target, ast.Tuple)
+        and len(target.elts) == 3
+        and isinstance(target.elts[1], ast.Name)
+        and target.elts[1].id == raised.id
+        and (_names_exc_info(value) or _calls_exc_info(value))
+    )
+
+
+def _names_exc_info(node: ast.expr) -> bool:
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return isinstance(name, str) and name.lstrip("_").endswith("exc_info")
+
+
+def _calls_exc_info(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and _names_exc_info(node.func) and not node.args
+
+
 def _made_here(body: Sequence[ast.stmt], held: ast.expr, walrus: bool) -> bool:
     """Whether the function builds the exception a name holds by a call (a cast of what
     it holds is not one)."""
@@ -262,11 +296,17 @@ class _SiteReader:
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
         held = exception.with_a_traceback(node.exc)
-        if held is not None and not _made_here(frame.body, held, ":=" in self.src.text):
+        if (held is not None and not _made_here(frame.body, held, ":=" in self.src.text)) or (
+            _exc_info_value(raised, frame.body)
+        ):
             # an exception raised before, raised again with its traceback
             thrown = exception.Raised(None, None, (), False)
             return self._site(node, frame, "reraise", thrown, reraises=())
-        annotation = _annotation_raised(built, frame) or _class_set(built, node, frame)
+        annotation = (
+            _annotation_raised(built, frame)
+            or _class_set(built, node, frame)
+            or _narrowed(built, frame)
+        )
         if annotation is not None:  # `raise error` of `error: BuildError`
             thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)
             return self._site(node, frame, "raise", thrown)
@@ -529,6 +569,67 @@ def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | Non
     return annotation
 
 
+def _narrowed(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
+    """The class an `if` around the raise checks the raised name is: boltons's `if
+    ret.__class__ is FrozenHashError: raise ret`, `isinstance(err, BuildError)`,
+    `type(err) is BuildError` (the innermost such test; none where the name is bound
+    again inside it, nor for Exception or BaseException, which name no class)."""
+    if not isinstance(raised, ast.Name):
+        return None
+    for node, field in reversed(frame.path):
+        if not isinstance(node, ast.If) or field != "body":
+            continue
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(
+            node.test.op, ast.And
+        ) else [node.test]  # fmt: skip
+        for test in tests:
+            checked = _checked_class(test, raised.id)
+            if checked is None:
+                continue
+            if ast.unparse(checked) in ("Exception", "BaseException") or any(
+                raised.id in _bound_names(n) for n in scope.own_nodes(node.body)
+            ):
+                return None
+            return checked
+    return None
+
+
+def _checked_class(test: ast.expr, name: str) -> ast.expr | None:
+    """X of `isinstance(name, X)`, `name.__class__ is X`, `type(name) is X` (or ==)."""
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == name
+        and isinstance(test.args[1], ast.Name | ast.Attribute)
+    ):
+        return test.args[1]
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is | ast.Eq)
+        and isinstance(test.comparators[0], ast.Name | ast.Attribute)
+    ):
+        left = test.left
+        of_name = (
+            isinstance(left, ast.Attribute)
+            and left.attr == "__class__"
+            and isinstance(left.value, ast.Name)
+            and left.value.id == name
+        ) or (
+            isinstance(left, ast.Call)
+            and isinstance(left.func, ast.Name)
+            and left.func.id == "type"
+            and len(left.args) == 1
+            and isinstance(left.args[0], ast.Name)
+            and left.args[0].id == name
+        )
+        return test.comparators[0] if of_name else None
+    return None
+
+
 def _class_set(raised: ast.expr | None, node: ast.Raise, frame: _Frame) -> ast.expr | None:
     """`self.__class__ = RemoteProtocolError` then `raise self`, both statements of the
     function's own body (h11's): the class assigned last before the raise; None where
@@ -632,7 +733,7 @@ def _bound_names(node: ast.AST) -> set[str]:
     found = scope.rebound(node)
     if isinstance(node, ast.Assign):
         found |= {t.id for target in node.targets for t in ast.walk(target)
-                  if isinstance(t, ast.Name)}  # fmt: skip
+                  if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}  # fmt: skip
     return found
 
 

@@ -15,9 +15,11 @@ import ast
 import builtins
 import copy
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from errscan.extractors import bindings, message, scope
+from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.source import Source
 from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
@@ -34,7 +36,33 @@ def summarize(
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
         factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
+        aliases=tuple(_aliases(tree)),
     )
+
+
+def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
+    """`ConnectionError = ProtocolError` at the top of a module: a class-like name bound
+    once, to a class-like (dotted) name, and bound no other way there."""
+    bound: Counter[str] = Counter()
+    found: dict[str, str] = {}
+    for stmt in tree.body:
+        for name in _defined_names(stmt):
+            bound[name] += 1
+        for imported in _imported(stmt):
+            bound[imported.local] += 1
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Name | ast.Attribute)
+            and looks_like_class_name(stmt.targets[0].id)
+        ):
+            written = ast.unparse(stmt.value)
+            if looks_like_class_name(written.rsplit(".", 1)[-1]):
+                found[stmt.targets[0].id] = written
+    for name, written in found.items():
+        if bound[name] == 1 and written.split(".")[0] != name:
+            yield name, written
 
 
 def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Iterator[FactoryCall]:

@@ -233,3 +233,21 @@ def test_a_star_import_of_a_repository_module_binds_what_it_defines() -> None:
     assert index.resolve("pkg/core.py", "_Private") is None
     assert index.resolve("pkg/core.py", "Missing") is None
     assert index.resolve("pkg/core.py", "KeyError") == "builtins.KeyError"
+
+
+def test_a_module_s_other_name_of_a_class_resolves_to_the_class() -> None:
+    """urllib3's exceptions.py: `ConnectionError = ProtocolError`, imported by that name
+    elsewhere, is ProtocolError, not the builtin ConnectionError."""
+    index = _index_of({
+        "pkg/__init__.py": "",
+        "pkg/exceptions.py": "from . import base\n"
+                             "class ProtocolError(Exception):\n    pass\n"
+                             "ConnectionError = ProtocolError\n"
+                             "Other = base.BaseError\n"
+                             "Twice = ProtocolError\nTwice = KeyError\n",
+        "pkg/base.py": "class BaseError(Exception):\n    pass\n",
+        "pkg/h2.py": "from .exceptions import ConnectionError, Other, Twice\n",
+    })  # fmt: skip
+    assert index.resolve("pkg/h2.py", "ConnectionError") == "pkg.exceptions.ProtocolError"
+    assert index.resolve("pkg/h2.py", "Other") == "pkg.base.BaseError"
+    assert index.resolve("pkg/h2.py", "Twice") == "pkg.exceptions.Twice"  # bound twice: not read

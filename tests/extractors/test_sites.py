@@ -147,6 +147,88 @@ def test_raise_of_a_held_exception_with_its_traceback_is_a_reraise() -> None:
     ]
 
 
+def test_raise_of_the_exception_of_an_exc_info_triple_is_a_reraise() -> None:
+    found = records(
+        """
+        import sys
+
+        def reraise(exc_info):
+            etype, exc, tb = exc_info
+            raise exc
+
+        def main(exc_info):
+            raise exc_info[1]
+
+        def wsgi(self):
+            raise self.seen_exc_info[1]
+
+        def current():
+            _, value, _ = sys.exc_info()
+            raise value
+
+        def other(info):
+            raise info[1]
+
+        def rebound(exc_info):
+            etype, exc, tb = exc_info
+            exc = ValueError("x")
+            raise exc
+
+        def built(name):
+            exc = MissingArgument(f"arg {name!r} not found")
+            exc.arg_name = name
+            raise exc
+        """
+    )
+    assert [(r.function, r.kind, r.exception) for r in found] == [
+        ("reraise", "reraise", None),  # webob's
+        ("main", "reraise", None),  # asgiref's
+        ("wsgi", "reraise", None),  # httpx's WSGI transport
+        ("current", "reraise", None),
+        ("other", "raise", "info[1]"),  # not an exc_info triple by name
+        ("rebound", "raise", "ValueError"),
+        ("built", "raise", "MissingArgument"),  # an attribute set is no new binding
+    ]
+
+
+def test_raise_of_a_name_an_if_checks_the_class_of_raises_that_class() -> None:
+    found = records(
+        """
+        def __hash__(self):
+            try:
+                ret = self._hash
+            except AttributeError:
+                ret = self._hash = FrozenHashError(self)
+            if ret.__class__ is FrozenHashError:
+                raise ret
+
+        def typed(err, ok):
+            if ok and type(err) is BuildError:
+                raise err
+
+        def checked(err):
+            if isinstance(err, errors.BuildError):
+                raise err
+
+        def broad(prev_result):
+            if isinstance(prev_result, Exception):
+                raise prev_result
+
+        def outside(err):
+            if isinstance(err, BuildError):
+                pass
+            raise err
+        """
+    )
+    assert [(r.function, r.exception) for r in found] == [
+        ("__hash__", "FrozenHashError"),  # boltons's FrozenDict
+        ("typed", "BuildError"),
+        ("checked", "errors.BuildError"),
+        ("broad", "prev_result"),  # any exception: no class to name
+        ("outside", "err"),
+    ]
+
+
 def test_private_function_every_call_hands_the_same_class_and_text() -> None:
     found = records(
         """
