@@ -135,3 +135,40 @@ def test_raise_of_a_factory_giving_back_the_exception_being_handled_is_a_reraise
         # built here, its traceback cleared: a ValueError, not a re-raise
         ("Environment.other", "raise", (), "builtins.ValueError", "Raised by Environment.other."),
     ]  # fmt: skip
+
+
+def test_a_factory_returning_another_factory_s_error_makes_its_class(tmp_path: Path) -> None:
+    """docutils's Directive.error returns self.directive_error(3, message), which
+    returns DirectiveError(level, message): raise self.error(...) in a subclass elsewhere
+    raises a DirectiveError."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "pkg/__init__.py", (
+        "class DirectiveError(Exception):\n"
+        "    def __init__(self, level, message):\n"
+        "        Exception.__init__(self)\n"
+        "        self.msg = message\n\n"
+        "class Directive:\n"
+        "    def directive_error(self, level, message):\n"
+        "        return DirectiveError(level, message)\n\n"
+        "    def error(self, message):\n"
+        "        return self.directive_error(3, message)\n\n"
+        "    def loop(self):\n"
+        "        return self.loop()\n"
+    ))  # fmt: skip
+    write(repo, "pkg/body.py", (
+        "from . import Directive\n\n"
+        "class Topic(Directive):\n"
+        "    def run(self):\n"
+        "        raise self.error('may not be used within topics')\n\n"
+        "    def again(self):\n"
+        "        raise self.loop()\n"
+    ))  # fmt: skip
+    commit_all(repo, "factories of factories")
+    found = {
+        r.function: r.exception_qualname
+        for r in errscan.extract(str(repo)).records
+        if r.file == "pkg/body.py"
+    }
+    assert found == {"Topic.run": "pkg.DirectiveError", "Topic.again": None}
