@@ -220,6 +220,27 @@ PROJECTS = {
         ),
         Project("typeguard", "4.6.1", "typeguard", ("typing_extensions", "mypy"), _NO_ADDOPTS),
         Project("urllib3", "2.8.0", "urllib3", _URLLIB3_DEPS, _NO_ADDOPTS, tests="test"),
+        Project("charset_normalizer", "3.5.3", "charset_normalizer", (), _NO_ADDOPTS),
+        Project(
+            "docutils", "0.23.1", "docutils", ("pygments",), _NO_ADDOPTS, tests="test", root=""
+        ),
+        Project(
+            "email_validator",
+            "2.4.0",
+            "email_validator",
+            ("dnspython", "idna"),
+            _NO_ADDOPTS,
+            root="",
+        ),
+        Project(
+            "markdown_it_py",
+            "4.3.0",
+            "markdown_it",
+            ("mdurl", "pytest-regressions", "pytest-datadir", "linkify-it-py"),
+            _NO_ADDOPTS,
+            root="",
+        ),
+        Project("python_dotenv", "1.2.4", "dotenv", ("click", "sh"), _NO_ADDOPTS),
     ]
 }
 
@@ -640,8 +661,8 @@ def main() -> int:
         f"\nclass right counts {total.aliased} sites whose record names a dependency's class "
         "by the name the code imports (click.BadParameter for click.exceptions.BadParameter), "
         f"{total.reraised} re-raises whose caught classes include the class raised, and "
-        f"{total.renamed} classes raised under the name their package gave them (httpx sets"
-        " its exceptions' __module__ to 'httpx')"
+        f"{total.renamed} classes raised under the name their package gave them (httpx and"
+        " typeguard set their exceptions' __module__ to the package's)"
     )
     for name, listed in misses.items():
         print(f"\n{name}: {len(listed)} misses")
