@@ -453,10 +453,12 @@ class Index:
             return found or qualified
         return stdlib.canonical(qualified) or qualified  # copy.error is copy.Error
 
-    def factory_class(self, path: str, ref: str, function: str, hops: int = 0) -> str | None:
+    def factory_class(
+        self, path: str, ref: str, function: str, hops: int = 0, follow: bool = True
+    ) -> str | None:
         """The class a factory in the repository returns or raises, fully qualified;
-        through a factory that returns another's (docutils's `def error(self, message):
-        return self.directive_error(3, message)`)."""
+        with `follow`, through a factory that returns another's (docutils's `def
+        error(self, message): return self.directive_error(3, message)`)."""
         found = self._factory(path, ref, function)
         if found is None:
             return None
@@ -465,7 +467,7 @@ class Index:
         if not made:
             return None
         resolved = self.resolve(made_in, made)
-        if resolved is None and not made.startswith("<") and hops < _MAX_HOPS:
+        if follow and resolved is None and not made.startswith("<") and hops < _MAX_HOPS:
             inner = self.factory_class(made_in, made, name, hops + 1)
             if inner is not None:
                 return inner

@@ -272,6 +272,12 @@ def _factory_message(
     inner = _made_of(built, info) if built is not None else None
     if inner is None or any(part.expr == UNKNOWN_STR for part in inner):
         return unknown
+    if inner == ():  # a class whose text is empty whatever it is given (docutils's
+        return [inner]  # DirectiveError calls Exception.__init__(self) alone)
+    if index.factory_class(site.file, ref, site.function, follow=False) is None:
+        # made through another factory: what this one builds are that one's arguments,
+        # not the class's
+        return unknown
     if params and inner == (MessagePart(expr=params[0]),) and site.message_source == "factory":
         return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
     paths = _looked_up(inner, params, site, index) if ref.startswith("self.") else [inner]

@@ -155,20 +155,40 @@ def test_a_factory_returning_another_factory_s_error_makes_its_class(tmp_path: P
         "    def error(self, message):\n"
         "        return self.directive_error(3, message)\n\n"
         "    def loop(self):\n"
-        "        return self.loop()\n"
+        "        return self.loop()\n\n"
+        "class Composed(Exception):\n"
+        "    def __init__(self, level, msg):\n"
+        "        super().__init__(f'{msg} (level {level})')\n\n"
+        "class Other:\n"
+        "    def make(self, level, msg):\n"
+        "        return Composed(level, msg)\n\n"
+        "    def error(self, msg):\n"
+        "        return self.make(msg, 3)\n"
     ))  # fmt: skip
     write(repo, "pkg/body.py", (
-        "from . import Directive\n\n"
+        "from . import Directive, Other\n\n"
         "class Topic(Directive):\n"
         "    def run(self):\n"
         "        raise self.error('may not be used within topics')\n\n"
         "    def again(self):\n"
-        "        raise self.loop()\n"
+        "        raise self.loop()\n\n"
+        "class Other2(Other):\n"
+        "    def run(self):\n"
+        "        raise self.error('bad thing')\n\n"
+        "    def direct(self):\n"
+        "        raise self.make(2, 'worse thing')\n"
     ))  # fmt: skip
     commit_all(repo, "factories of factories")
     found = {
-        r.function: r.exception_qualname
+        r.function: (r.exception_qualname, r.message)
         for r in errscan.extract(str(repo)).records
         if r.file == "pkg/body.py"
     }
-    assert found == {"Topic.run": "pkg.DirectiveError", "Topic.again": None}
+    assert found == {
+        # DirectiveError's text is empty whatever it is given
+        "Topic.run": ("pkg.DirectiveError", ""),
+        "Topic.again": (None, None),
+        # error's arguments are make's, not Composed's (msg and level swapped): no text
+        "Other2.run": ("pkg.Composed", None),
+        "Other2.direct": ("pkg.Composed", "worse thing (level 2)"),
+    }
