@@ -517,8 +517,11 @@ def compare(
             tally.misses.append(
                 f"class: src/{path}:{line} {record['exception_qualname']} vs {sorted(classes)}"
             )
-        if record["message"] is None and record["message_source"] == "none":
-            # errscan says the site raises no text: str() of it must be empty
+        if record["message"] == "" or (
+            record["message"] is None and record["message_source"] == "none"
+        ):
+            # errscan says the site raises no text (`raise E()`, or a class whose
+            # text is empty whatever it is given): str() of it must be empty
             tally.resolved += 1
             tally.empty += 1
             right = all(row["message"] == "" for row in rows)
