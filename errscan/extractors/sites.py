@@ -64,6 +64,7 @@ def extract(
     class by calling it (factories), with that class as written: one walk for both."""
     reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
     reader.helpers = helpers.find(tree)
+    reader.tree = tree
     sites = []
     # what each function returns and raises by calling something: a factory returns one
     # class (raising others where it cannot build it), or, returning nothing, raises one
@@ -206,7 +207,6 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
     Only statement lists are visited (what errscan looks for are statements), with an
     explicit stack, so neither expression size nor block depth costs recursion.
     """
-    bound = _bound_by_callers(tree)
     stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
     while stack:
         node, frame = stack.pop()
@@ -219,7 +219,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
             names = scope.enter(frame.scope, node)
             inner = _Frame(
                 names, node.body, frame.cls, (), (), _is_property(node),
-                _name_defaults(node) + bound.get(id(node), ()), _annotated(node),
+                _name_defaults(node), _annotated(node),
             )  # fmt: skip
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
@@ -273,6 +273,9 @@ class _SiteReader:
         self.modules = {i.local: i.module for i in imported if i.name is None and i.level == 0}
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
         self.helpers = helpers.Helpers({}, {})
+        self.tree: ast.Module | None = None
+        self.exc_info = "exc_info" in src.text  # once: a raise of an exc_info's value
+        self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
         if isinstance(node, ast.Assert):
@@ -297,7 +300,7 @@ class _SiteReader:
         built = self._built_elsewhere(node, raised, frame)
         held = exception.with_a_traceback(node.exc)
         if (held is not None and not _made_here(frame.body, held, ":=" in self.src.text)) or (
-            _exc_info_value(raised, frame.body)
+            self.exc_info and _exc_info_value(raised, frame.body)
         ):
             # an exception raised before, raised again with its traceback
             thrown = exception.Raised(None, None, (), False)
@@ -310,10 +313,30 @@ class _SiteReader:
         if annotation is not None:  # `raise error` of `error: BuildError`
             thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)
             return self._site(node, frame, "raise", thrown)
-        thrown = exception.raised(_defaulted(built, frame.defaults), self.src)
+        defaults = frame.defaults + self._bound_by_callers(built, frame)
+        thrown = exception.raised(_defaulted(built, defaults), self.src)
         if thrown.exception == "SystemExit":
             return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
         return self._site(node, frame, "raise", thrown)
+
+    def _bound_by_callers(
+        self, built: ast.expr | None, frame: _Frame
+    ) -> tuple[tuple[str, ast.expr], ...]:
+        """What every call in the module gives the parameters of the private function
+        raising `built` (see _bound_by_callers): read once per module, and only for a
+        raise of a call of a name a module-level function's frame does not bind."""
+        if not (
+            frame.scope[1:] == ("<locals>",)  # the body of a module-level function
+            and frame.scope[0].startswith("_")
+            and isinstance(built, ast.Call)
+            and isinstance(built.func, ast.Name)
+            and not exception.looks_like_class_name(built.func.id)  # a parameter's name
+            and self.tree is not None
+        ):
+            return ()
+        if self._bound is None:
+            self._bound = _bound_by_callers(self.tree)
+        return self._bound.get(frame.scope[0], ())
 
     def _built_elsewhere(
         self, node: ast.Raise, raised: ast.expr | None, frame: _Frame
@@ -669,12 +692,12 @@ def _name_defaults(
     return tuple((a.arg, d) for a, d in pairs if isinstance(d, ast.Name | ast.Attribute))
 
 
-def _bound_by_callers(tree: ast.Module) -> dict[int, tuple[tuple[str, ast.expr], ...]]:
+def _bound_by_callers(tree: ast.Module) -> dict[str, tuple[tuple[str, ast.expr], ...]]:
     """Parameters of a module's private functions that raise them (`def __warn_or_raise(
     text, warn_class, to_raise, reason): raise to_raise(reason)`) which every call in the
-    module hands the same class, by node id of the function: webob's callers all pass
-    ValueError. None for a function named anywhere but as the callee of a plain call
-    (handed on as a callback, say), as another module could then call it too."""
+    module hands the same class or text, by the function's name: webob's callers all
+    pass ValueError. None for a function named anywhere but as the callee of a plain
+    call (handed on as a callback, say), as another module could then call it too."""
     raising: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     defined = Counter(
         n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -724,7 +747,7 @@ def _bound_by_callers(tree: ast.Module) -> dict[int, tuple[tuple[str, ast.expr],
             ):
                 pairs.append((param, first))
         if pairs:
-            bound[id(function)] = tuple(pairs)
+            bound[name] = tuple(pairs)
     return bound
 
 

@@ -43,13 +43,8 @@ def summarize(
 def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
     """`ConnectionError = ProtocolError` at the top of a module: a class-like name bound
     once, to a class-like (dotted) name, and bound no other way there."""
-    bound: Counter[str] = Counter()
     found: dict[str, str] = {}
     for stmt in tree.body:
-        for name in _defined_names(stmt):
-            bound[name] += 1
-        for imported in _imported(stmt):
-            bound[imported.local] += 1
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
@@ -60,6 +55,12 @@ def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
             written = ast.unparse(stmt.value)
             if looks_like_class_name(written.rsplit(".", 1)[-1]):
                 found[stmt.targets[0].id] = written
+    if not found:
+        return
+    bound: Counter[str] = Counter()
+    for stmt in tree.body:
+        bound.update(_defined_names(stmt))
+        bound.update(imported.local for imported in _imported(stmt))
     for name, written in found.items():
         if bound[name] == 1 and written.split(".")[0] != name:
             yield name, written
