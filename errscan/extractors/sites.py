@@ -619,16 +619,9 @@ def _narrowed(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
 
 def _checked_class(test: ast.expr, name: str) -> ast.expr | None:
     """X of `isinstance(name, X)`, `name.__class__ is X`, `type(name) is X` (or ==)."""
-    if (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == "isinstance"
-        and len(test.args) == 2
-        and isinstance(test.args[0], ast.Name)
-        and test.args[0].id == name
-        and isinstance(test.args[1], ast.Name | ast.Attribute)
-    ):
-        return test.args[1]
+    checked = _call_on(test, "isinstance", name)
+    if checked is not None and len(checked) == 2:
+        return checked[1] if isinstance(checked[1], ast.Name | ast.Attribute) else None
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
@@ -636,20 +629,28 @@ def _checked_class(test: ast.expr, name: str) -> ast.expr | None:
         and isinstance(test.comparators[0], ast.Name | ast.Attribute)
     ):
         left = test.left
+        typed = _call_on(left, "type", name)
         of_name = (
             isinstance(left, ast.Attribute)
             and left.attr == "__class__"
             and isinstance(left.value, ast.Name)
             and left.value.id == name
-        ) or (
-            isinstance(left, ast.Call)
-            and isinstance(left.func, ast.Name)
-            and left.func.id == "type"
-            and len(left.args) == 1
-            and isinstance(left.args[0], ast.Name)
-            and left.args[0].id == name
-        )
+        ) or (typed is not None and len(typed) == 1)
         return test.comparators[0] if of_name else None
+    return None
+
+
+def _call_on(node: ast.expr, function: str, name: str) -> list[ast.expr] | None:
+    """The arguments of a call of the builtin `function` whose first is the name."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == function
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == name
+    ):
+        return node.args
     return None
 
 
