@@ -142,6 +142,7 @@ def test_templates_match_runtime_messages(
         "case_factory_giving_back_the_exception_being_handled",
         "case_class_with_a_standard_base_whose_str_is_its_repr",
         "case_exception_of_an_exc_info_triple", "case_name_an_if_checks_the_class_of",
+        "case_init_passing_on_only_the_arguments_after_its_own",
     ]  # fmt: skip
 
 

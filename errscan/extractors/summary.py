@@ -1094,10 +1094,14 @@ def _super_args(
             # case: super().__init__(msg % key, *args): a text made of them, not read
             params = _positional(init)
             before = [a for a in args if not isinstance(a, ast.Starred)]
-            passed_on = all(
-                isinstance(a, ast.Name) and i < len(params) and a.id == params[i]
-                for i, a in enumerate(before)
-            ) and all(isinstance(a, ast.Starred) for a in args[len(before) :])
+            # every named parameter passed on, in its place: a parameter kept back
+            # (pyrsistent's CheckedTypeError(source_class, ..., *args) passes on only
+            # *args) leaves the text the call's other arguments
+            passed_on = (
+                len(before) == len(params)
+                and all(isinstance(a, ast.Name) and a.id == params[i] for i, a in enumerate(before))
+                and all(isinstance(a, ast.Starred) for a in args[len(before) :])
+            )
             return () if passed_on else ((None, UNKNOWN_STR),)
         made = _made_messages(init, call, src)
         return (*((None, made.get(id(a)) or src.expression(a)) for a in args),
