@@ -241,6 +241,18 @@ PROJECTS = {
             root="",
         ),
         Project("python_dotenv", "1.2.4", "dotenv", ("click", "sh"), _NO_ADDOPTS),
+        Project("jsonpickle", "4.1.4", "jsonpickle", (), _NO_ADDOPTS, root=""),
+        Project("natsort", "8.4.0", "natsort", ("hypothesis", "pytest-mock"), _NO_ADDOPTS, root=""),
+        Project(
+            "oauthlib",
+            "4.0.1",
+            "oauthlib",
+            ("blinker", "cryptography", "pyjwt"),
+            _NO_ADDOPTS,
+            root="",
+        ),
+        Project("pyjwt", "2.15.1", "jwt", ("cryptography",), _NO_ADDOPTS, root=""),
+        Project("pyrsistent", "0.20.0", "pyrsistent", ("hypothesis",), _NO_ADDOPTS, root=""),
     ]
 }
 
