@@ -459,11 +459,11 @@ class Index:
         """The class a factory in the repository returns or raises, fully qualified;
         with `follow`, through a factory that returns another's (docutils's `def
         error(self, message): return self.directive_error(3, message)`)."""
-        found = self._factory(path, ref, function)
+        found = self._factory_facts(path, ref, function)
         if found is None:
             return None
-        made_in, name = found
-        made = self._facts(made_in).factories.get(name)
+        made_in, name, facts = found
+        made = facts.factories.get(name)
         if not made:
             return None
         resolved = self.resolve(made_in, made)
@@ -475,21 +475,26 @@ class Index:
 
     def factory_made(self, path: str, ref: str, function: str) -> str | None:
         """What a repository factory returns or raises, as written where it is made."""
-        found = self._factory(path, ref, function)
-        if found is None:
-            return None
-        made_in, name = found
-        return self._facts(made_in).factories.get(name)
+        found = self._factory_facts(path, ref, function)
+        return found[2].factories.get(found[1]) if found is not None else None
 
     def factory_call(
         self, path: str, ref: str, function: str
     ) -> tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None] | None:
         """A repository factory's parameters and the arguments of the class it builds."""
+        found = self._factory_facts(path, ref, function)
+        return found[2].factory_calls.get(found[1]) if found is not None else None
+
+    def _factory_facts(
+        self, path: str, ref: str, function: str
+    ) -> tuple[str, str, _FileFacts] | None:
+        """The file defining the factory `ref` called in `function` of `path`, its
+        qualname there, and that file's facts."""
         found = self._factory(path, ref, function)
         if found is None:
             return None
         made_in, name = found
-        return self._facts(made_in).factory_calls.get(name)
+        return made_in, name, self._facts(made_in)
 
     def _factory(self, path: str, ref: str, function: str) -> tuple[str, str] | None:
         """The file defining the factory `ref` called in `function` of `path`, and its

@@ -69,7 +69,7 @@ def extract(
     # what each function returns and raises by calling something: a factory returns one
     # class (raising others where it cannot build it), or, returning nothing, raises one
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
-    walrus = ":=" in src.text
+    walrus = reader.walrus
     for node, frame in _walk(tree):
         if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
@@ -274,7 +274,10 @@ class _SiteReader:
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
         self.helpers = helpers.Helpers({}, {})
         self.tree: ast.Module | None = None
-        self.exc_info = "exc_info" in src.text  # once: a raise of an exc_info's value
+        # read once per file: whether an expression can bind a name, and whether a raise
+        # can be of an exc_info's value
+        self.walrus = ":=" in src.text
+        self.exc_info = "exc_info" in src.text
         self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
@@ -299,7 +302,7 @@ class _SiteReader:
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
         held = exception.with_a_traceback(node.exc)
-        if (held is not None and not _made_here(frame.body, held, ":=" in self.src.text)) or (
+        if (held is not None and not _made_here(frame.body, held, self.walrus)) or (
             self.exc_info and _exc_info_value(raised, frame.body)
         ):
             # an exception raised before, raised again with its traceback

@@ -1257,8 +1257,11 @@ def _extended_before(
     statement `stmt` of its body (`msg = f"{msg} ..."`, `msg += ...`); a default put in
     its place (`if msg is None: msg = "..."`) is not one."""
     for node in scope.own_nodes(function.body[: function.body.index(stmt)]):
-        added = isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
-        if (added and _names(getattr(node, "target", node), name)) or (
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, ast.Add)
+            and _names(node.target, name)
+        ) or (
             isinstance(node, ast.Assign)
             and any(_names(t, name) for t in node.targets)
             and _joins(node.value, name)
