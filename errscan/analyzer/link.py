@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -139,8 +140,8 @@ def link(
         if made is not None:  # what the factory gives its class, the call's arguments in
             (composed, *others), source = made, "factory"
         elif composed is None and info.args_str:
-            composed = _args_str(site)
-            others = [*others, *filter(None, [_args_str(site, flip=True)])]
+            composed, flipped = _in_either_quotes(functools.partial(_args_str, site))
+            others += flipped
             source = site.message_source
         elif (
             composed is None
@@ -149,10 +150,11 @@ def link(
         ):
             # a subclass keeping a builtin's __init__ and __str__: KeyError's quotes,
             # SyntaxError's place, OSError's numbers
-            composed = _special_str(site, f"builtins.{info.builtin_base}") or _builtin_str(
-                site, info.builtin_base
-            )
-            others = [*others, *filter(None, [_builtin_str(site, info.builtin_base, flip=True)])]
+            base = info.builtin_base
+            composed = _special_str(site, f"builtins.{base}")
+            if composed is None:
+                composed, flipped = _in_either_quotes(functools.partial(_builtin_str, site, base))
+                others += flipped
             source = site.message_source
         elif composed is None and info.init_unread and site.kind == "raise":
             # an __init__ errscan cannot read makes the text: not the call's argument
@@ -160,8 +162,9 @@ def link(
         elif composed is None and info.qualname is not None:
             composed = _special_str(site, info.qualname)
             if composed is None and info.qualname.startswith("builtins."):
-                composed = _builtin_str(site, info.qualname[9:])
-                others = [*others, *filter(None, [_builtin_str(site, info.qualname[9:], True)])]
+                name = info.qualname[9:]
+                composed, flipped = _in_either_quotes(functools.partial(_builtin_str, site, name))
+                others += flipped
             elif composed is None and stdlib.composes_text(info.qualname):
                 composed = (MessagePart(expr=UNKNOWN_STR),)  # not the first argument, then
             source = site.message_source
@@ -770,6 +773,16 @@ def _os_error_subclass(site: Site, qualname: str | None) -> str | None:
 
 
 _OS_ERRORS = frozenset(name for name, cls in BUILTIN_EXCEPTIONS.items() if issubclass(cls, OSError))
+
+
+def _in_either_quotes(
+    made: Callable[[bool], tuple[MessagePart, ...] | None],
+) -> tuple[tuple[MessagePart, ...] | None, list[tuple[MessagePart, ...]]]:
+    """What `made` gives, and, where they differ, what it gives in the other quotes (a
+    `{x!r}` part decides them at run time: see _key_error)."""
+    first = made(False)
+    other = made(True) if first is not None else None
+    return first, [other] if other is not None and other != first else []
 
 
 def _builtin_str(site: Site, name: str, flip: bool = False) -> tuple[MessagePart, ...] | None:

@@ -192,3 +192,14 @@ def test_a_factory_returning_another_factory_s_error_makes_its_class(tmp_path: P
         "Other2.run": ("pkg.Composed", None),
         "Other2.direct": ("pkg.Composed", "worse thing (level 2)"),
     }
+
+
+def test_a_builtin_subclass_s_text_has_no_candidate_of_another_rule() -> None:
+    """A SyntaxError subclass reads `msg (file, line N)`; the tuple of its arguments, in
+    either quotes, is no other text it may have (the other quoting is offered only for a
+    template that a `{x!r}` part quotes)."""
+    (record,) = errscan.extract_source(
+        "class BadSyntax(SyntaxError):\n    pass\n\n"
+        "def f():\n    raise BadSyntax('bad token', ('f.py', 1, 2, 'x'))\n"
+    )
+    assert record.message_candidates == ("bad token (f.py, line 1)",)
