@@ -467,6 +467,8 @@ class Index:
         if not made:
             return None
         resolved = self.resolve(made_in, made)
+        if resolved is not None and self._factory_file(resolved) is not None:
+            resolved = None  # `Source.parse_error`: another factory of the repository
         if follow and resolved is None and not made.startswith("<") and hops < _MAX_HOPS:
             inner = self.factory_class(made_in, made, name, hops + 1)
             if inner is not None:
@@ -484,6 +486,21 @@ class Index:
         """A repository factory's parameters and the arguments of the class it builds."""
         found = self._factory_facts(path, ref, function)
         return found[2].factory_calls.get(found[1]) if found is not None else None
+
+    def factory_at(
+        self, path: str, ref: str, function: str
+    ) -> tuple[str, str, str, tuple[str, ...], tuple[tuple[str | None, str], ...] | None] | None:
+        """The factory `ref` called in `function` of `path`: the file defining it, its
+        qualname there, what it makes as written, its parameters and the arguments of
+        what it builds."""
+        found = self._factory_facts(path, ref, function)
+        if found is None:
+            return None
+        made_in, name, facts = found
+        made, call = facts.factories.get(name), facts.factory_calls.get(name)
+        if made is None or call is None:
+            return None
+        return made_in, name, made, call[0], call[1]
 
     def _factory_facts(
         self, path: str, ref: str, function: str

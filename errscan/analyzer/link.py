@@ -24,6 +24,8 @@ from errscan.extractors.summary import (
     CLASS_NAME,
     FIRST_ARGUMENT,
     FORMAT_CONSTANT,
+    FORWARDED_ARGS,
+    FORWARDED_KEYWORDS,
     OR_CONSTANT,
     OR_DEFAULT,
     PERCENT_OF,
@@ -272,6 +274,9 @@ def _factory_message(
             return unknown
         return None
     params, built = found
+    if built is not None and (FORWARDED_ARGS in built or FORWARDED_KEYWORDS in built):
+        forwarded = _forwarded_message(site, index, info)
+        return [forwarded] if forwarded is not None else unknown
     inner = _made_of(built, info) if built is not None else None
     if inner is None or any(part.expr == UNKNOWN_STR for part in inner):
         return unknown
@@ -292,6 +297,71 @@ def _factory_message(
     if len(made) != len(paths) or not made:
         return unknown  # nothing but placeholders matches any text: no template
     return made
+
+
+def _forwarded_message(
+    site: Site, index: Index, info: ExceptionInfo
+) -> tuple[MessagePart, ...] | None:
+    """The text of `raise self.parse_error(UnexpectedCharError, c)` (tomlkit's), the call's
+    arguments followed through factories that pass them on (`return
+    self._src.parse_error(exception, *args, **kwargs)`) to the one that builds the class
+    it is handed (`return exception(line, col, *args, **kwargs)`): what that class makes
+    of them. None where a step cannot be read or the text says nothing literal."""
+    path, ref, function, args = site.file, site.exception_ref, site.function, site.call_args
+    for _ in range(_MAX_FORWARDS):
+        if ref is None:
+            return None
+        found = index.factory_at(path, ref, function)
+        if found is None:
+            return None
+        path, function, ref, params, built = found
+        passed = _passed_on(args, params, built) if built is not None else None
+        if passed is None:
+            return None
+        if ref in params:  # the class it is handed, built of what it passes on
+            made = _made_of(passed, info)
+            if made is None or not any(part.text and part.text.strip() for part in made):
+                return None
+            return made
+        args = passed
+    return None
+
+
+_MAX_FORWARDS = 4
+
+
+def _passed_on(
+    args: tuple[tuple[str | None, str], ...],
+    params: tuple[str, ...],
+    built: tuple[tuple[str | None, str], ...],
+) -> tuple[tuple[str | None, str], ...] | None:
+    """The arguments a factory of `params` gives what it builds (`built`, in terms of
+    its parameters) when called with `args`: the call's extra positional arguments for
+    its `*args`, its other keywords for its `**kwargs`. None where a parameter the
+    factory passes on is not given (its default is not read), or where the call gives
+    more than the factory takes."""
+    positional = [text for keyword, text in args if keyword is None]
+    bound = dict(zip(params, positional, strict=False))
+    bound.update((keyword, text) for keyword, text in args if keyword in params)
+    extra = [(None, text) for text in positional[len(params) :]]
+    extra_keywords = [(k, t) for k, t in args if k is not None and k not in params]
+    if (extra and FORWARDED_ARGS not in built) or (
+        extra_keywords and FORWARDED_KEYWORDS not in built
+    ):
+        return None
+    out: list[tuple[str | None, str]] = []
+    for keyword, text in built:
+        if (keyword, text) == FORWARDED_ARGS:
+            out += extra
+        elif (keyword, text) == FORWARDED_KEYWORDS:
+            out += extra_keywords
+        elif text in params:
+            if text not in bound:
+                return None
+            out.append((keyword, bound[text]))
+        else:
+            out.append((keyword, text))
+    return tuple(out)
 
 
 # `self.error_messages[key]`, maybe `.format(**kwargs)`: what _looked_up of summary writes

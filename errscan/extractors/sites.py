@@ -91,12 +91,81 @@ def extract(
         sites = [site for site in sites if site.line not in ignored]
     sites.sort(key=Site.sort_key)
     factories = [
-        (function, next(iter(classes)))
+        (function, built)
         for function, (returned, raised) in made.items()
         for classes in [returned or raised]
-        if len(classes) == 1 and None not in classes
+        if len(classes) == 1
+        for built in classes
+        if built is not None
     ]
-    return sites, factories  # type: ignore[return-value]
+    if any(_through_attribute(built) for _, built in factories):
+        attributes = _attribute_classes(tree)
+        factories = [(f, _held_by(f, built, attributes)) for f, built in factories]
+    return sites, factories
+
+
+def _through_attribute(built: str) -> bool:
+    """`self._src.parse_error`: a method of what an attribute holds."""
+    return built.startswith("self.") and built.count(".") == 2
+
+
+def _held_by(function: str, built: str, held: dict[tuple[str, str], str]) -> str:
+    """`self._src.parse_error` of a method of a class whose __init__ sets `self._src =
+    Source(...)` as `Source.parse_error` (tomlkit's Parser); else as written."""
+    if not _through_attribute(built) or "." not in function:
+        return built
+    _, attribute, method = built.split(".")
+    cls = held.get((function.rsplit(".", 1)[0], attribute))
+    return f"{cls}.{method}" if cls is not None else built
+
+
+def _attribute_classes(tree: ast.Module) -> dict[tuple[str, str], str]:
+    """(class qualname, attribute) -> the class, as written, whose instance the class's
+    __init__ sets it to (`self._src = Source(text)`), for attributes no other statement
+    of the class sets."""
+    out: dict[tuple[str, str], str] = {}
+    for qualname, cls in _classes_of(tree.body, ()):
+        made: dict[str, str | None] = {}
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in scope.own_nodes(method.body):
+                targets = (
+                    node.targets if isinstance(node, ast.Assign)
+                    else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign)
+                    else []
+                )  # fmt: skip
+                for target in targets:
+                    if not (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
+                        continue
+                    value = node.value if isinstance(node, ast.Assign) else None
+                    callee = value.func if isinstance(value, ast.Call) else None
+                    written = (
+                        ast.unparse(callee)
+                        if isinstance(callee, ast.Name | ast.Attribute)
+                        and exception.looks_like_class_name(ast.unparse(callee).rsplit(".")[-1])
+                        and method.name == "__init__"
+                        and len(targets) == 1
+                        else None
+                    )
+                    made[target.attr] = None if target.attr in made else written
+        out.update(((qualname, a), c) for a, c in made.items() if c is not None)
+    return out
+
+
+def _classes_of(
+    body: Sequence[ast.stmt], outer: tuple[str, ...]
+) -> Iterator[tuple[str, ast.ClassDef]]:
+    """Every class of a module (not those inside functions), by qualname."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            qualname = (*outer, stmt.name)
+            yield ".".join(qualname), stmt
+            yield from _classes_of(stmt.body, qualname)
 
 
 _IGNORE = re.compile(r"#\s*errscan:\s*ignore\b")

@@ -149,13 +149,19 @@ def _built_call(
         value = body.assigned_once(value.id)
     if not isinstance(value, ast.Call):
         return None
-    if any(isinstance(a, ast.Starred) for a in value.args) or any(
-        k.arg is None for k in value.keywords
-    ):
-        return None
+    given = body.function.args
     args: list[tuple[str | None, str]] = []
     for keyword, node in [*((None, a) for a in value.args),
                           *((k.arg, k.value) for k in value.keywords)]:  # fmt: skip
+        # case: exception(line, col, *args, **kwargs) of the factory's own *args and
+        # **kwargs: what the call gives besides the parameters, passed on (FORWARDED)
+        if isinstance(node, ast.Starred) or (keyword is None and node not in value.args):
+            inner = node.value if isinstance(node, ast.Starred) else node
+            star = given.vararg if isinstance(node, ast.Starred) else given.kwarg
+            if not (isinstance(inner, ast.Name) and star is not None and inner.id == star.arg):
+                return None
+            args.append(FORWARDED_ARGS if isinstance(node, ast.Starred) else FORWARDED_KEYWORDS)
+            continue
         looked_up = _looked_up(body, node)
         if looked_up is not None:
             args.append((keyword, looked_up))
@@ -164,6 +170,11 @@ def _built_call(
             node = body.assigned_once(node.id) or node
         args.append((keyword, src.expression(node)))
     return tuple(args)
+
+
+# a factory's `*args` and `**kwargs` passed on to what it builds, in FactoryCall's args
+FORWARDED_ARGS: tuple[str | None, str] = (None, "*")
+FORWARDED_KEYWORDS: tuple[str | None, str] = ("**", "**")
 
 
 def _looked_up(body: _Body, node: ast.expr) -> str | None:
@@ -387,9 +398,12 @@ def _param_defaults(
                     found[param] = template.parts
         mentioned.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
     if found:  # the default's own assignment the only binding of the parameter
-        code = _Body(init, walrus=":=" in src.text)
-        found = {param: parts for param, parts in found.items()
-                 if code.assigned_once(param) is not None}  # fmt: skip
+        stored = Counter(
+            node.id
+            for node in scope.own_nodes(init.body)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        )
+        found = {param: parts for param, parts in found.items() if stored[param] == 1}
     return found
 
 
@@ -432,15 +446,34 @@ def _default_of(
         param = test.operand.id
     if param is None:
         return None
-    # the block's one assignment of it, at its top level (other statements may come first)
+    # the block's one assignment of it, at its top level (other statements may come
+    # first), maybe one of several at once (pyparsing's `msg, pstr = pstr, ""`)
     assigns = [
-        child for child in stmt.body
+        (child, value)
+        for child in stmt.body
         if isinstance(child, ast.Assign) and len(child.targets) == 1
-        and isinstance(child.targets[0], ast.Name) and child.targets[0].id == param
-    ]  # fmt: skip
+        for value in [_value_of(child.targets[0], child.value, param)]
+        if value is not None
+    ]
     if len(assigns) != 1:
         return None
-    return param, assigns[0].value, assigns[0], stmt.body
+    return param, assigns[0][1], assigns[0][0], stmt.body
+
+
+def _value_of(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
+    """What `target = value` gives `name`: the value where the target is the name, the
+    matching element where both are tuples of one length; else None."""
+    if isinstance(target, ast.Name):
+        return value if target.id == name else None
+    if (
+        isinstance(target, ast.Tuple)
+        and isinstance(value, ast.Tuple)
+        and len(target.elts) == len(value.elts)
+    ):
+        for element, given in zip(target.elts, value.elts, strict=True):
+            if isinstance(element, ast.Name) and element.id == name:
+                return given
+    return None
 
 
 OR_DEFAULT = "__argument_or_default__."  # the argument where the call gives one, else the
@@ -679,7 +712,8 @@ def _str_template(
     )
     if method is None:
         return None
-    returns = [node.value for node in scope.own_nodes(method.body) if isinstance(node, ast.Return)]
+    paths = _str_paths(cls, method)
+    returns = [stmt.value for stmt, _, _ in paths]
     init = next(
         (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
     )
@@ -706,17 +740,32 @@ def _str_template(
     # super().__str__() is the argument's text only where it is BaseException's
     mapped = _Self(attributes, qualname, constants, guarded, super_str=_builtin_bases(cls))
     found: list[tuple[MessagePart, ...]] = []
+    failed: list[tuple[MessagePart, ...]] = []  # the text of a __str__ that failed
     partial = 0  # paths read with a part that reads the instance left a placeholder
-    for value in returns:
+    for stmt, owner, handled in paths:
+        value = stmt.value
         assert value is not None
         original = value
         value = _uncast(mapped.visit(copy.deepcopy(value)))
         if isinstance(value, ast.Name) and (value.id in params or value.id == CLASS_NAME):
             found.append((MessagePart(expr=value.id),))  # `return self.message`
             continue
-        template = message.template(value, src, _InitLookup([], method))
-        if template is not None and _readable(template.parts, params):
-            found.append(template.parts)
+        # its locals read where they are plain (pyparsing's `found_phrase = f", found
+        # {self.found}" if self.found else ""`): a path each
+        lookup = _StrLookup(owner.body, stmt)
+        read = [
+            parts
+            for t in message.templates(value, src, lookup)
+            for parts in _locals_in(t.parts, src, lookup)
+        ]
+        if read and all(_readable(parts, params) for parts in read):
+            (failed if handled else found).extend(read)
+            continue
+        template = message.template(value, src, lookup)
+        if handled and any(not h for _, _, h in paths):
+            # the text of a __str__ that failed (pyparsing's `except Exception as ex:
+            # return f"{type(self).__name__}: ... {ex} while formatting message"`): not
+            # read, it leaves the path that does not fail
             continue
         masked = _instance_parts_unknown(template.parts) if template is not None else None
         if masked is not None and _readable(
@@ -741,11 +790,100 @@ def _str_template(
             continue
         # a text this cannot read: the class's errors are unresolved rather than guessed
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
+    if not found:  # every path is one of failure
+        found, failed = failed, []
     if partial == len(found):  # no path read whole: nothing to stand behind
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     general = _most_general(found)
-    others = tuple(parts for parts in found if parts != general)
+    others = tuple(dict.fromkeys(parts for parts in [*found, *failed] if parts != general))
     return tuple(params), general, others
+
+
+_MAX_LOCAL_PATHS = 8
+
+
+def _locals_in(
+    parts: tuple[MessagePart, ...], src: Source, lookup: _StrLookup
+) -> list[tuple[MessagePart, ...]]:
+    """`parts` with each plain placeholder of a local the lookup reads put in, a path
+    for each of its values; `[parts]` where none is read, at most _MAX_LOCAL_PATHS."""
+    out: list[list[MessagePart]] = [[]]
+    for part in parts:
+        values = None
+        plain = part.conversion in (None, "s") and not part.format_spec
+        named = plain and part.expr is not None and part.expr.isidentifier()
+        chains = lookup.local(part.expr) if named and part.expr else None
+        first = chains[0][0] if chains and len(chains) == 1 and len(chains[0]) == 1 else None
+        if isinstance(first, ast.IfExp):
+            # `x = f", found {self.found}" if self.found else ""`: the empty side too
+            sides = [message.templates(side, src, lookup) for side in (first.body, first.orelse)]
+            values = [t for side in sides for t in side] if all(sides) else None
+        elif chains:
+            values = message.templates(ast.Name(id=part.expr or "", ctx=ast.Load()), src, lookup)
+        if not values or not all(_plain_reads(value.parts) for value in values):
+            out = [[*path, part] for path in out]  # `marker = " " * self.span[0] + ...`
+            continue
+        out = [[*path, *value.parts] for path in out for value in values]
+        if len(out) > _MAX_LOCAL_PATHS:
+            return [parts]
+    return [tuple(message.merge(path)) for path in out]
+
+
+def _str_paths(
+    cls: ast.ClassDef, method: ast.FunctionDef
+) -> list[tuple[ast.Return, ast.FunctionDef, bool]]:
+    """A __str__'s returns, each with the method it is in and whether an except clause
+    holds it; `return self.formatted_message()` of a method of the class without
+    arguments is that method's returns."""
+    handled = _handled(method)
+    out: list[tuple[ast.Return, ast.FunctionDef, bool]] = []
+    for node in scope.own_nodes(method.body):
+        if not isinstance(node, ast.Return):
+            continue
+        called = _own_method_called(cls, node.value)
+        inner = (
+            [n for n in scope.own_nodes(called.body) if isinstance(n, ast.Return)]
+            if called is not None
+            else []
+        )
+        if called is not None and inner and len(inner) <= _MAX_RETURNS:
+            inner_handled = _handled(called)
+            out.extend(
+                (ret, called, id(node) in handled or id(ret) in inner_handled) for ret in inner
+            )
+        else:
+            out.append((node, method, id(node) in handled))
+    return out
+
+
+def _handled(method: ast.FunctionDef) -> set[int]:
+    """The ids of the nodes an except clause of `method` holds."""
+    return {
+        id(node)
+        for handler in ast.walk(method)
+        if isinstance(handler, ast.ExceptHandler)
+        for node in ast.walk(handler)
+    }
+
+
+def _own_method_called(cls: ast.ClassDef, value: ast.expr | None) -> ast.FunctionDef | None:
+    """The method of `cls` that `self.name()` calls, without arguments, neither a
+    property nor a static or class method; None for any other expression."""
+    if not (
+        isinstance(value, ast.Call)
+        and not value.args
+        and not value.keywords
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == "self"
+    ):
+        return None
+    called = _method(cls, value.func.attr)
+    if called is None or called.decorator_list or called.name.startswith("__"):
+        return None
+    if len(called.args.args) != 1 or called.args.vararg or called.args.kwonlyargs:
+        return None
+    return called
 
 
 def _instance_parts_unknown(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...] | None:
@@ -886,6 +1024,11 @@ def _readable(parts: tuple[MessagePart, ...], params: Sequence[str]) -> bool:
         any(part.text for part in parts) and any(part.expr in params for part in parts)
     ):
         return False
+    return _plain_reads(parts)
+
+
+def _plain_reads(parts: tuple[MessagePart, ...]) -> bool:
+    """Whether no part reads the instance but as a plain attribute."""
     return all(
         part.expr is None or "self" not in part.expr or _SELF_ATTRIBUTE.fullmatch(part.expr)
         for part in parts
@@ -1298,6 +1441,21 @@ def _reaches_unbound(
     ast.copy_location(entry, function.body[0])
     chains = bindings.reaching([entry, *function.body], stmt, name)
     return chains is None or any(chain and chain[0] is entry.value for chain in chains)
+
+
+class _StrLookup:
+    """The locals of a __str__ (or the method it returns the text of), as they reach
+    its return."""
+
+    def __init__(self, body: list[ast.stmt], stmt: ast.stmt) -> None:
+        self.body = body
+        self.stmt = stmt
+
+    def local(self, name: str) -> list[bindings.Chain] | None:
+        return bindings.reaching(self.body, self.stmt, name)
+
+    def constant(self, node: ast.expr) -> ast.expr | None:
+        return None
 
 
 class _InitLookup:

@@ -361,8 +361,65 @@ def test_a_str_setting_the_message_above_more_lines_is_read() -> None:
             raise Syntax(why, source=text)
         """
     )
-    assert found[12][0] == "Invalid string\n    {text}\n    {marker}"
-    assert found[15][0] is None  # nothing but placeholders and blanks: no template
+    assert found[12][0] == "Invalid string\n    {text}\n    ^"  # the local, read
+    assert found[15][0] == "{why}\n    {text}\n    ^"
+
+
+def test_a_str_local_read_of_the_instance_stays_a_placeholder() -> None:
+    found = _messages(
+        """
+        class Syntax(Exception):
+            def __init__(self, message, *, span):
+                self.message = message
+                self.span = span
+
+            def __str__(self):
+                marker = " " * self.span[0] + "^"
+                return f"{self.message}\\n    {marker}"
+
+        def parse(text):
+            raise Syntax("Invalid string", span=(1, 2))
+        """
+    )
+    assert found[12][0] == "Invalid string\n    {marker}"
+
+
+def test_a_str_returning_a_method_with_an_optional_part_and_a_failure_path() -> None:
+    found = _messages(
+        """
+        class ParseError(Exception):
+            def __init__(self, pstr, loc=0, msg=None):
+                if msg is None:
+                    msg, pstr = pstr, ""
+                self.loc = loc
+                self.msg = msg
+                self.pstr = pstr
+
+            def formatted_message(self):
+                found_phrase = f", found {self.found}" if self.found else ""
+                return f"{self.msg}{found_phrase}  (at char {self.loc})"
+
+            def __str__(self):
+                try:
+                    return self.formatted_message()
+                except Exception as ex:
+                    return f"{type(self).__name__}: {self.msg} ({ex} while formatting)"
+
+        def parse(s, l):
+            raise ParseError(s, l, "Expected end of text")
+
+        def parse_alone(s):
+            raise ParseError(s)
+        """
+    )
+    assert found[21][0] == "Expected end of text{str(self)}  (at char {l})"
+    assert list(found[21][1][1:]) == [
+        "Expected end of text, found {self.found}  (at char {l})",
+        "Expected end of text  (at char {l})",
+        "ParseError: Expected end of text ({ex} while formatting)",
+    ]
+    # no msg given: pstr is the message (`msg, pstr = pstr, ""`)
+    assert found[24][0] == "{s}{str(self)}  (at char {loc})"
 
 
 def test_a_message_init_makes_where_the_call_gives_none() -> None:
