@@ -10,9 +10,11 @@ in every frame the exception passes through, and a bare `raise` re-raises); the 
 committed into a throwaway git repository and scanned by this checkout's errscan. Then
 per project: executed sites with a record, exception classes that agree, templates
 resolved, and templates that fullmatch every message captured at their site (those
-with no literal text counted apart). A site errscan reads as raising no text at all
-(message_source "none", `raise E()`) counts as resolved to the empty template: right
-only where every message raised there is empty. Nothing here runs in the test suite.
+with no literal text counted apart, and so are the code's defaults, message_source
+"default", which a test that sets its own text sees fail). A site errscan reads as
+raising no text at all (message_source "none", `raise E()`) counts as resolved to the
+empty template: right only where every message raised there is empty. Nothing here
+runs in the test suite.
 """
 
 from __future__ import annotations
@@ -458,6 +460,8 @@ class Tally:
     correct: int = 0
     wildcard: int = 0
     wildcard_correct: int = 0
+    default: int = 0  # templates of the code's text where its user sets none
+    default_correct: int = 0
     empty: int = 0  # sites errscan reads as raising no text (message_source "none")
     empty_correct: int = 0
     aliased: int = 0  # classes right by a name that is not their definition's
@@ -559,6 +563,9 @@ def compare(
         if not literal:
             tally.wildcard += 1
             tally.wildcard_correct += ok
+        if record["message_source"] == "default":
+            tally.default += 1
+            tally.default_correct += ok
         tally.correct += ok
         if not ok:
             shown = next(
@@ -617,7 +624,8 @@ def main() -> int:
     options = parser.parse_args()
     total = Tally()
     head = ["project", "executed sites", "with a record", "class right", "resolved",
-            "fullmatch", "wildcard-only (right)", "no text (right)"]  # fmt: skip
+            "fullmatch", "wildcard-only (right)", "default (right)",
+            "no text (right)"]  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     misses: dict[str, list[str]] = {}
@@ -653,6 +661,8 @@ def main() -> int:
             "correct",
             "wildcard",
             "wildcard_correct",
+            "default",
+            "default_correct",
             "empty",
             "empty_correct",
             "aliased",
@@ -665,12 +675,14 @@ def main() -> int:
               f"{_pct(tally.classes, tally.recorded)} | {_pct(tally.resolved, tally.sites)} | "
               f"{_pct(tally.correct, tally.resolved)} | "
               f"{tally.wildcard} ({tally.wildcard_correct}) | "
+              f"{tally.default} ({tally.default_correct}) | "
               f"{tally.empty} ({tally.empty_correct}) |",
               flush=True)  # fmt: skip
     print(f"| all | {total.sites} | {_pct(total.recorded, total.sites)} | "
           f"{_pct(total.classes, total.recorded)} | {_pct(total.resolved, total.sites)} | "
           f"{_pct(total.correct, total.resolved)} | "
           f"{total.wildcard} ({total.wildcard_correct}) | "
+          f"{total.default} ({total.default_correct}) | "
           f"{total.empty} ({total.empty_correct}) |")  # fmt: skip
     print(
         f"\nclass right counts {total.aliased} sites whose record names a dependency's class "

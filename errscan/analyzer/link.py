@@ -17,7 +17,7 @@ from errscan.analyzer.index import ExceptionInfo, Index
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import trigger
 from errscan.extractors.exception import RAISED_BEFORE, looks_like_class_name
-from errscan.extractors.message import PLACEHOLDER, inline, literal_value, merge, template
+from errscan.extractors.message import DEFAULT, PLACEHOLDER, inline, literal_value, merge, template
 from errscan.extractors.source import Source
 from errscan.extractors.summary import (
     CLASS_CONSTANT,
@@ -138,9 +138,10 @@ def link(
             composed, *others = [_key_error(parts) for parts in whole]
             others += [_key_error(parts, flip=True) for parts in whole]
         source = "init"
-        made = _factory_message(site, index, info)
+        defaulted: set[int] = set()
+        made = _factory_message(site, index, info, defaulted)
         if made is not None:  # what the factory gives its class, the call's arguments in
-            (composed, *others), source = made, "factory"
+            (composed, *others), source = made, DEFAULT if defaulted else "factory"
         elif composed is None and info.args_str:
             composed, flipped = _in_either_quotes(functools.partial(_args_str, site))
             others += flipped
@@ -170,6 +171,8 @@ def link(
             elif composed is None and stdlib.composes_text(info.qualname):
                 composed = (MessagePart(expr=UNKNOWN_STR),)  # not the first argument, then
             source = site.message_source
+        if composed is not None and site.message_source == DEFAULT and source == "init":
+            source = DEFAULT  # `self.msg or "..."` composed by the class: still a default
         if composed is not None:
             text = "".join(part.placeholder for part in composed)
             paths = ["".join(part.placeholder for part in parts) for parts in others]
@@ -252,7 +255,7 @@ def _known_text(info: ExceptionInfo) -> bool:
 
 
 def _factory_message(
-    site: Site, index: Index, info: ExceptionInfo
+    site: Site, index: Index, info: ExceptionInfo, defaulted: set[int]
 ) -> list[tuple[MessagePart, ...]] | None:
     """The message of `raise factory(...)`: what the class makes of the arguments the
     factory gives it, those in terms of the call's, then the other paths' (a message
@@ -288,7 +291,9 @@ def _factory_message(
         return unknown
     if params and inner == (MessagePart(expr=params[0]),) and site.message_source == "factory":
         return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
-    paths = _looked_up(inner, params, site, index) if ref.startswith("self.") else [inner]
+    paths = (
+        _looked_up(inner, params, site, index, defaulted) if ref.startswith("self.") else [inner]
+    )
     made = []
     for parts in paths:
         bound = _bound(site.call_args, params, parts)
@@ -369,15 +374,20 @@ _LOOKUP = re.compile(r"self\.(\w+)\[(\w+)\](?:\.format\((?:\*\*(\w+))?\))?")
 
 
 def _looked_up(
-    parts: tuple[MessagePart, ...], params: tuple[str, ...], site: Site, index: Index
+    parts: tuple[MessagePart, ...],
+    params: tuple[str, ...],
+    site: Site,
+    index: Index,
+    defaulted: set[int],
 ) -> list[tuple[MessagePart, ...]]:
     """`parts` with a message the factory method looks up by the key the call gives it
     (`self.make_error("invalid", input=value)` of a Field) read from the class dicts of
     the calling method's class: one path per value its class and subclasses give it,
     the format fields filled with the call's keyword arguments where the factory passes
-    them all on. `[parts]` where nothing is looked up; [] where it cannot be read, or
-    where whoever makes the object may give other messages (marshmallow's and Django's
-    `error_messages=` of a field): the class's text is then a default, not the text."""
+    them all on. `[parts]` where nothing is looked up; [] where it cannot be read. The
+    site's line goes into `defaulted` where whoever makes the object may give other
+    messages (marshmallow's and Django's `error_messages=` of a field): the class's
+    text is then a default."""
     matched = [(i, _LOOKUP.fullmatch(p.expr)) for i, p in enumerate(parts) if p.expr]
     lookups = [(i, m) for i, m in matched if m is not None]
     if not lookups:
@@ -394,8 +404,8 @@ def _looked_up(
         return []
     fills = {k: t for k, t in site.call_args if k is not None} if kwargs else {}
     values, configurable = index.looked_up(site.file, site.function, attribute, key)
-    if configurable:  # the class's default, unless its user gave another: unknown
-        return []
+    if configurable:  # the class's default, unless its user gave another
+        defaulted.add(site.line)
     paths = []
     for value in values:
         try:  # the repr of a class dict's str, as the summary keeps it
@@ -792,15 +802,16 @@ def _percent_bound(
 
 def _string_argument(text: str) -> tuple[MessagePart, ...] | None:
     """The template of an argument that is itself a string expression (a literal, an
-    f-string, `%` or `.format()`), read where it stands; None for anything else."""
+    f-string, `%` or `.format()`, or such a default after `msg or`), read where it
+    stands; None for anything else."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call):
+    if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call | ast.BoolOp):
         return None
     found = template(node, Source(text.strip()))
-    if found is None or found.source not in ("literal", "fstring", "percent", "format"):
+    if found is None or found.source not in ("literal", "fstring", "percent", "format", DEFAULT):
         return None
     return found.parts
 

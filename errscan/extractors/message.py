@@ -60,6 +60,13 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     More than one only where a variable is assigned different messages on different paths.
     """
     reader = _Reader(src, lookup or _NoLookup())
+    # case: self.msg or f"value must be at least {self.min}": the text the code gives
+    # where its user sets none (voluptuous's validators), a default
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        *given, last = node.values
+        if not all(_set_elsewhere(value, reader.lookup) for value in given):
+            return []
+        return [Template(t.parts, DEFAULT) for t in templates(last, src, lookup) if t.text]
     # case: "one" if cond else "other": a candidate each
     if isinstance(node, ast.IfExp):
         body, orelse = templates(node.body, src, lookup), templates(node.orelse, src, lookup)
@@ -98,6 +105,18 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         other = _Reader(src, reader.lookup, plural=True)
         found.append(other.finish(other.parts(node), via or _form(node)))
     return _distinct(found)
+
+
+# message_source of a text the code gives where its user sets none
+DEFAULT = "default"
+
+
+def _set_elsewhere(node: ast.expr, lookup: Lookup) -> bool:
+    """Whether `node` holds a text set outside the code read here: a parameter or an
+    attribute (`msg`, `self.msg`), not a local the lookup follows nor a literal."""
+    if isinstance(node, ast.Name):
+        return lookup.local(node.id) is None and lookup.constant(node) is None
+    return isinstance(node, ast.Attribute) and lookup.constant(node) is None
 
 
 _GETTEXT = frozenset(("_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))

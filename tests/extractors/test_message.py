@@ -34,6 +34,10 @@ CASES = [
     ('"a" + b + "c"', "a{b}c", "concat"),
     ('"a" + str(b) + repr(c)', "a{b}{c!r}", "concat"),
     ('"a" + f"{b}"', "a{b}", "concat"),
+    # the code's text where its user sets none: a default
+    ('msg or "value is not allowed"', "value is not allowed", "default"),
+    ('self.msg or "at least %s" % self.min', "at least {self.min}", "default"),
+    ('msg or default_msg or f"bad {v}"', "bad {v}", "default"),
 ]
 
 
@@ -53,6 +57,9 @@ UNRESOLVED = [
     '"%s %s" % (a,)',  # too few values
     "b'bytes'",
     "42",
+    'msg or ""',  # no text of its own
+    "msg or other",  # no default written
+    '"a" or msg',  # the literal is never false: an expression not read
 ]
 
 

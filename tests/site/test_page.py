@@ -87,3 +87,31 @@ def test_html_page_in_headless_chromium(basic_repo: Path, tmp_path: Path) -> Non
     )  # fmt: skip
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 10_000
+
+
+def test_a_default_message_is_said_to_be_one(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "check.py").write_text(
+        "class Range:\n"
+        "    def __init__(self, low, msg=None):\n"
+        "        self.low, self.msg = low, msg\n"
+        "\n"
+        "    def __call__(self, value):\n"
+        "        if value < self.low:\n"
+        "            raise ValueError(self.msg or 'value must be at least %s' % self.low)\n"
+        "        raise ValueError('not a default')\n"
+    )
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    records = records_of(repo)
+    default, plain = sorted(records, key=lambda r: r.line)
+    assert (default.message, default.message_source) == ("value must be at least {self.low}",
+                                                         "default")  # fmt: skip
+    note = "The code's own text, which the project's users may replace with theirs."
+    assert note in errscan.page(default, records)
+    assert note not in errscan.page(plain, records)
+    assert note in errscan.page(default, records, "html")
