@@ -509,9 +509,27 @@ class _SiteReader:
             message_expr=cut(src.expression(thrown.message))
             if thrown.message is not None
             else None,
-            exception_ref=ref if ref is not None else thrown.exception,
+            exception_ref=ref if ref is not None else self._made_by(thrown.exception, frame),
             call_args=thrown.call_args,
         )
+
+    def _made_by(self, written: str | None, frame: _Frame) -> str | None:
+        """`parser.parse_error` of a local the function sets to an instance, `parser =
+        Parser(text)` (tomlkit's api.parse), as the method of its class it is:
+        `Parser.parse_error`; else as written."""
+        if written is None or written.count(".") != 1 or not frame.scope:
+            return written
+        name, method = written.split(".")
+        if name in ("self", "cls") or exception.looks_like_class_name(method):
+            return written
+        call = _assigned_call(frame.body, name, self.walrus)
+        callee = call.func if isinstance(call, ast.Call) else None
+        if not isinstance(callee, ast.Name | ast.Attribute):
+            return written
+        made = ast.unparse(callee)
+        if not exception.looks_like_class_name(made.rsplit(".")[-1]):
+            return written
+        return f"{made}.{method}"
 
     def _message(
         self, thrown: exception.Raised, lookup: _Lookup
