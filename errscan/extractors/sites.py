@@ -98,8 +98,13 @@ def extract(
         for built in classes
         if built is not None
     ]
-    if any(_through_attribute(built) for _, built in factories):
-        attributes = _attribute_classes(tree)
+    wanted = {
+        (function.rsplit(".", 1)[0], built.split(".")[1])
+        for function, built in factories
+        if _through_attribute(built) and "." in function
+    }
+    if wanted:
+        attributes = _attribute_classes(tree, wanted)
         factories = [(f, _held_by(f, built, attributes)) for f, built in factories]
     return sites, factories
 
@@ -119,17 +124,22 @@ def _held_by(function: str, built: str, held: dict[tuple[str, str], str]) -> str
     return f"{cls}.{method}" if cls is not None else built
 
 
-def _attribute_classes(tree: ast.Module) -> dict[tuple[str, str], str]:
+def _attribute_classes(
+    tree: ast.Module, wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
     """(class qualname, attribute) -> the class, as written, whose instance the class's
     __init__ sets it to (`self._src = Source(text)`), for attributes no other statement
-    of the class sets."""
+    of the class sets; of the classes and attributes `wanted` only."""
     out: dict[tuple[str, str], str] = {}
+    classes = {qualname for qualname, _ in wanted}
     for qualname, cls in _classes_of(tree.body, ()):
+        if qualname not in classes:
+            continue
         made: dict[str, str | None] = {}
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            for node in scope.own_nodes(method.body):
+            for node in scope.own_statements(method.body):
                 targets = (
                     node.targets if isinstance(node, ast.Assign)
                     else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign)
@@ -153,7 +163,9 @@ def _attribute_classes(tree: ast.Module) -> dict[tuple[str, str], str]:
                         else None
                     )
                     made[target.attr] = None if target.attr in made else written
-        out.update(((qualname, a), c) for a, c in made.items() if c is not None)
+        out.update(
+            ((qualname, a), c) for a, c in made.items() if c is not None and (qualname, a) in wanted
+        )
     return out
 
 
