@@ -752,7 +752,7 @@ def _str_template(
             continue
         # its locals read where they are plain (pyparsing's `found_phrase = f", found
         # {self.found}" if self.found else ""`): a path each
-        lookup = _StrLookup(owner.body, stmt)
+        lookup = _InitLookup(owner.body, stmt)  # its locals as they reach the return
         read = [
             parts
             for t in message.templates(value, src, lookup)
@@ -803,7 +803,7 @@ _MAX_LOCAL_PATHS = 8
 
 
 def _locals_in(
-    parts: tuple[MessagePart, ...], src: Source, lookup: _StrLookup
+    parts: tuple[MessagePart, ...], src: Source, lookup: _InitLookup
 ) -> list[tuple[MessagePart, ...]]:
     """`parts` with each plain placeholder of a local the lookup reads put in, a path
     for each of its values; `[parts]` where none is read, at most _MAX_LOCAL_PATHS."""
@@ -1443,23 +1443,9 @@ def _reaches_unbound(
     return chains is None or any(chain and chain[0] is entry.value for chain in chains)
 
 
-class _StrLookup:
-    """The locals of a __str__ (or the method it returns the text of), as they reach
-    its return."""
-
-    def __init__(self, body: list[ast.stmt], stmt: ast.stmt) -> None:
-        self.body = body
-        self.stmt = stmt
-
-    def local(self, name: str) -> list[bindings.Chain] | None:
-        return bindings.reaching(self.body, self.stmt, name)
-
-    def constant(self, node: ast.expr) -> ast.expr | None:
-        return None
-
-
 class _InitLookup:
-    """Local assignments in __init__ before the super() call; parameters stay placeholders."""
+    """Local assignments of a method as they reach a statement (in __init__, the super()
+    call; in __str__, a return); parameters stay placeholders."""
 
     def __init__(self, body: list[ast.stmt], stmt: ast.stmt) -> None:
         self.body = body
