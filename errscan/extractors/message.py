@@ -70,7 +70,14 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     # case: "one" if cond else "other": a candidate each
     if isinstance(node, ast.IfExp):
         body, orelse = templates(node.body, src, lookup), templates(node.orelse, src, lookup)
-        return _distinct([*body, *orelse]) if body and orelse else []
+        if body and orelse:
+            return _distinct([*body, *orelse])
+        # case: "I/O operation on closed file." if msg is None else msg (boltons's): the
+        # code's text where its user gives none, a default
+        for read, other in ((body, node.orelse), (orelse, node.body)):
+            if read and _set_elsewhere(other, reader.lookup) and _mentions(node.test, other):
+                return [Template(t.parts, DEFAULT) for t in read if t.text]
+        return []
     # case: {OPEN: "a", CLOSED: "b"}[state]: a candidate each, the most general first
     choices = _choices(node)
     if choices is not None:
@@ -117,6 +124,12 @@ def _set_elsewhere(node: ast.expr, lookup: Lookup) -> bool:
     if isinstance(node, ast.Name):
         return lookup.local(node.id) is None and lookup.constant(node) is None
     return isinstance(node, ast.Attribute) and lookup.constant(node) is None
+
+
+def _mentions(test: ast.expr, value: ast.expr) -> bool:
+    """Whether a condition reads `value` (`msg is None` of `msg`)."""
+    wanted = ast.dump(value)
+    return any(ast.dump(node) == wanted for node in ast.walk(test) if type(node) is type(value))
 
 
 _GETTEXT = frozenset(("_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))

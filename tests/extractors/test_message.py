@@ -38,6 +38,8 @@ CASES = [
     ('msg or "value is not allowed"', "value is not allowed", "default"),
     ('self.msg or "at least %s" % self.min', "at least {self.min}", "default"),
     ('msg or default_msg or f"bad {v}"', "bad {v}", "default"),
+    ('"closed file." if msg is None else msg', "closed file.", "default"),
+    ('self.msg if self.msg is not None else f"bad {v}"', "bad {v}", "default"),
 ]
 
 
@@ -60,6 +62,7 @@ UNRESOLVED = [
     'msg or ""',  # no text of its own
     "msg or other",  # no default written
     '"a" or msg',  # the literal is never false: an expression not read
+    '"a" if strict else msg',  # a choice the test does not make of msg
 ]
 
 
