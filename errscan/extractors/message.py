@@ -74,8 +74,8 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
             return _distinct([*body, *orelse])
         # case: "I/O operation on closed file." if msg is None else msg (boltons's): the
         # code's text where its user gives none, a default
-        for read, other in ((body, node.orelse), (orelse, node.body)):
-            if read and _set_elsewhere(other, reader.lookup) and _mentions(node.test, other):
+        for read, kept in ((body, node.orelse), (orelse, node.body)):
+            if read and _set_elsewhere(kept, reader.lookup) and _mentions(node.test, kept):
                 return [Template(t.parts, DEFAULT) for t in read if t.text]
         return []
     # case: {OPEN: "a", CLOSED: "b"}[state]: a candidate each, the most general first
