@@ -138,10 +138,9 @@ def link(
             composed, *others = [_key_error(parts) for parts in whole]
             others += [_key_error(parts, flip=True) for parts in whole]
         source = "init"
-        defaulted: set[int] = set()
-        made = _factory_message(site, index, info, defaulted)
+        made = _factory_message(site, index, info)
         if made is not None:  # what the factory gives its class, the call's arguments in
-            (composed, *others), source = made, DEFAULT if defaulted else "factory"
+            (composed, *others), source = made
         elif composed is None and info.args_str:
             composed, flipped = _in_either_quotes(functools.partial(_args_str, site))
             others += flipped
@@ -255,13 +254,14 @@ def _known_text(info: ExceptionInfo) -> bool:
 
 
 def _factory_message(
-    site: Site, index: Index, info: ExceptionInfo, defaulted: set[int]
-) -> list[tuple[MessagePart, ...]] | None:
+    site: Site, index: Index, info: ExceptionInfo
+) -> tuple[list[tuple[MessagePart, ...]], str] | None:
     """The message of `raise factory(...)`: what the class makes of the arguments the
     factory gives it, those in terms of the call's, then the other paths' (a message
     the factory looks up, as the method's subclasses have it); a single unknown part
-    where that cannot be read. None for other sites, and for a factory outside the
-    repository, whose first argument may be its message."""
+    where that cannot be read; with the message_source, "default" for a text its user
+    may replace. None for other sites, and for a factory outside the repository, whose
+    first argument may be its message."""
     ref = site.exception_ref
     if ref is None or site.kind != "raise" or site.message_source not in ("factory", "unresolved"):
         return None
@@ -274,25 +274,25 @@ def _factory_message(
         # (`make_error("invalid")`), not the text
         text = site.message if site.message_source == "factory" else None
         if text is not None and _KEY.fullmatch(text) and site.message_parts[0].text == text:
-            return unknown
+            return unknown, "factory"
         return None
     params, built = found
     if built is not None and (FORWARDED_ARGS in built or FORWARDED_KEYWORDS in built):
         forwarded = _forwarded_message(site, index, info)
-        return [forwarded] if forwarded is not None else unknown
+        return ([forwarded] if forwarded is not None else unknown), "factory"
     inner = _made_of(built, info) if built is not None else None
     if inner is None or any(part.expr == UNKNOWN_STR for part in inner):
-        return unknown
+        return unknown, "factory"
     if inner == ():  # a class whose text is empty whatever it is given (docutils's
-        return [inner]  # DirectiveError calls Exception.__init__(self) alone)
+        return [inner], "factory"  # DirectiveError calls Exception.__init__(self) alone)
     if index.factory_class(site.file, ref, site.function, follow=False) is None:
         # made through another factory: what this one builds are that one's arguments,
         # not the class's
-        return unknown
+        return unknown, "factory"
     if params and inner == (MessagePart(expr=params[0]),) and site.message_source == "factory":
         return None  # `def error(msg): return E(msg)`: the site's own reading of msg stands
-    paths = (
-        _looked_up(inner, params, site, index, defaulted) if ref.startswith("self.") else [inner]
+    paths, configurable = (
+        _looked_up(inner, params, site, index) if ref.startswith("self.") else ([inner], False)
     )
     made = []
     for parts in paths:
@@ -300,8 +300,8 @@ def _factory_message(
         if bound and any(part.text and part.text.strip() for part in bound):
             made.append(bound)
     if len(made) != len(paths) or not made:
-        return unknown  # nothing but placeholders matches any text: no template
-    return made
+        return unknown, "factory"  # nothing but placeholders matches any text: no template
+    return made, DEFAULT if configurable else "factory"
 
 
 def _forwarded_message(
@@ -378,22 +378,20 @@ def _looked_up(
     params: tuple[str, ...],
     site: Site,
     index: Index,
-    defaulted: set[int],
-) -> list[tuple[MessagePart, ...]]:
+) -> tuple[list[tuple[MessagePart, ...]], bool]:
     """`parts` with a message the factory method looks up by the key the call gives it
     (`self.make_error("invalid", input=value)` of a Field) read from the class dicts of
     the calling method's class: one path per value its class and subclasses give it,
     the format fields filled with the call's keyword arguments where the factory passes
-    them all on. `[parts]` where nothing is looked up; [] where it cannot be read. The
-    site's line goes into `defaulted` where whoever makes the object may give other
-    messages (marshmallow's and Django's `error_messages=` of a field): the class's
-    text is then a default."""
+    them all on. `[parts]` where nothing is looked up; [] where it cannot be read. With
+    them, whether whoever makes the object may give other messages (marshmallow's and
+    Django's `error_messages=` of a field): the class's text is then a default."""
     matched = [(i, _LOOKUP.fullmatch(p.expr)) for i, p in enumerate(parts) if p.expr]
     lookups = [(i, m) for i, m in matched if m is not None]
     if not lookups:
-        return [parts]
+        return [parts], False
     if len(lookups) > 1:
-        return []
+        return [], False
     at, found = lookups[0]
     attribute, param, kwargs = found.groups()
     formatted = found.group(0) != f"self.{attribute}[{param}]"
@@ -401,24 +399,22 @@ def _looked_up(
     given.update((k, t) for k, t in site.call_args if k is not None)
     known, key = literal_value(given.get(param, ""))
     if not known or not isinstance(key, str):
-        return []
+        return [], False
     fills = {k: t for k, t in site.call_args if k is not None} if kwargs else {}
     values, configurable = index.looked_up(site.file, site.function, attribute, key)
-    if configurable:  # the class's default, unless its user gave another
-        defaulted.add(site.line)
     paths = []
     for value in values:
         try:  # the repr of a class dict's str, as the summary keeps it
             text = ast.literal_eval(value)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return []
+            return [], False
         if not isinstance(text, str):
-            return []
+            return [], False
         middle = _format_fields(text, fills) if formatted else (_text(text),)
         if middle is None:
-            return []
+            return [], False
         paths.append(tuple(merge([*parts[:at], *middle, *parts[at + 1 :]])))
-    return paths
+    return paths, configurable
 
 
 def _format_fields(text: str, fills: dict[str, str]) -> tuple[MessagePart, ...] | None:

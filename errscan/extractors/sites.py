@@ -145,24 +145,25 @@ def _attribute_classes(
                     else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign)
                     else []
                 )  # fmt: skip
+                # the one class an `__init__`'s `self.X = Class(...)` makes, else None
+                call = node.value if isinstance(node, ast.Assign) else None
+                callee = call.func if isinstance(call, ast.Call) else None
+                written = None
+                if (
+                    method.name == "__init__"
+                    and len(targets) == 1
+                    and isinstance(callee, ast.Name | ast.Attribute)
+                ):
+                    text = ast.unparse(callee)
+                    if exception.looks_like_class_name(text.rsplit(".")[-1]):
+                        written = text
                 for target in targets:
-                    if not (
+                    if (
                         isinstance(target, ast.Attribute)
                         and isinstance(target.value, ast.Name)
                         and target.value.id == "self"
-                    ):
-                        continue
-                    value = node.value if isinstance(node, ast.Assign) else None
-                    callee = value.func if isinstance(value, ast.Call) else None
-                    written = (
-                        ast.unparse(callee)
-                        if isinstance(callee, ast.Name | ast.Attribute)
-                        and exception.looks_like_class_name(ast.unparse(callee).rsplit(".")[-1])
-                        and method.name == "__init__"
-                        and len(targets) == 1
-                        else None
-                    )
-                    made[target.attr] = None if target.attr in made else written
+                    ):  # set twice: which instance it holds is not known
+                        made[target.attr] = None if target.attr in made else written
         out.update(
             ((qualname, a), c) for a, c in made.items() if c is not None and (qualname, a) in wanted
         )
