@@ -26,7 +26,9 @@ read from the tables (Group, read_group), and ranking it is a pure function
 (rank_group), which a scan runs in its process pool while it links the files of the
 groups done. Where most records are to rank (a first scan), the workers read the groups
 themselves, from a copy of the tables: the scan's own are in its uncommitted
-transaction, which no other connection sees.
+transaction, which no other connection sees. A first ranking of up to _HELD records
+(a state's first scan) is one group, read from memory rather than the tables, and
+ranked in this process: the tables are still written, for the scans after it.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ _BATCH = 500  # records whose keys are indexed at once
 IN_LIST = "(SELECT value FROM json_each(?))"  # a list as one JSON parameter: any size
 _GROUP = 128  # records ranked at once (a file's at least); with their candidates' some 0.5 MB
 _PENDING = 4000  # records added before they are written
+_HELD = 5_000  # records a first ranking holds in memory (some 30 MB at most); past that,
+# the tables alone, whose memory stays flat
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rec (
@@ -187,11 +191,15 @@ class Ranking:
         db.execute("DELETE FROM old_df")
         self._recs: list[tuple[str, str, int, str]] = []
         self._words: list[tuple[str, str]] = []
+        # a first ranking's records, as written to the tables, and the keys of each
+        self._held: list[tuple[str, str, int, str]] | None = [] if fresh else None
+        self._held_keys: list[tuple[str, str]] = []
 
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the records of these files (changed or gone)."""
         ids = [i for (i,) in _fetch(self._db, "SELECT id FROM rec WHERE path IN {}", paths)]
         if ids:
+            self._held = None  # no longer a first ranking
             self._forget(ids)
 
     def _forget(self, ids: list[str]) -> None:
@@ -223,6 +231,10 @@ class Ranking:
             self._recs.append((rid, path, seq, text))
             for word in feature[3]:  # type: ignore[attr-defined]
                 self._words.append((str(word), rid))
+            if self._held is not None:
+                self._held.append((rid, path, seq, text))
+        if self._held is not None and (had or moved or len(self._held) > _HELD):
+            self._held = None
         if had:  # gone, or the same id with other features (a guard changed, say)
             self._forget(sorted(had))
         self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
@@ -301,14 +313,14 @@ class Ranking:
             reweighted = [rid for rid, _, dirty in entries if dirty == 2]
             if reweighted:
                 self._drop_keys(reweighted)
-            rows = []
-            for rid, (_function, env, names, words), _dirty in entries:
-                # a word of this record alone picks no one: the rarest of those shared
-                shared = [w for w in words if counts.get(w, 0) > 1]
-                rare = sorted(shared, key=lambda w: (_level(counts[w]), w))[:_RARE_WORDS]
-                keys = [f"e:{n}" for n in env] + [f"n:{n}" for n in names]
-                rows += [(key, rid) for key in keys + [f"w:{w}" for w in rare]]
+            rows = [
+                (key, rid)
+                for rid, (_function, env, names, words), _dirty in entries
+                for key in _keys(env, names, words, counts)
+            ]
             db.executemany("INSERT INTO post VALUES (?, ?)", rows)
+            if self._held is not None:
+                self._held_keys += rows
             if not self._fresh:
                 db.executemany("INSERT INTO touched VALUES (?, 1)", [(k,) for k, _ in rows])
 
@@ -331,6 +343,9 @@ class Ranking:
         workers read each group from the copy themselves; else this process reads
         the groups and sends them."""
         db = self._db
+        if self._held is not None:
+            yield from self._ranked_held()
+            return
         with contextlib.ExitStack() as stack:
             copy = None
             if scratch is not None and self._mostly_marked():
@@ -350,6 +365,27 @@ class Ranking:
                 done = f"UPDATE rec SET dirty = 0 WHERE dirty != 0 AND path IN {IN_LIST}"
                 db.execute(done, (json.dumps(group),))
                 yield group, sorted({path for _, _, path in updates})
+
+    def _ranked_held(self) -> Iterator[tuple[list[str], list[str]]]:
+        """A first ranking: its records, held since they were added, as one group, with
+        what read_group would read of the tables for it."""
+        held, self._held = self._held or [], None
+        if not held:
+            return
+        db = self._db
+        postings = Counter(key for key, _ in self._held_keys)
+        group = Group(
+            rows=[(rid, path, seq, feature, "[]", 1) for rid, path, seq, feature in held],
+            keys=[(rid, key) for key, rid in self._held_keys],
+            members=[(key, rid) for key, rid in self._held_keys if postings[key] <= _COMMON],
+            others=[],
+            counts=db.execute("SELECT word, n FROM df").fetchall(),
+        )
+        self._held_keys = []
+        updates = rank_group(group)
+        db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
+        db.execute("UPDATE rec SET dirty = 0 WHERE dirty != 0")
+        yield sorted({path for _, path, _, _ in held}), sorted({path for _, _, path in updates})
 
     def _mostly_marked(self) -> bool:
         """Whether a quarter or more of the records are to rank: copying every table
@@ -501,6 +537,17 @@ def rank_group(group: Group) -> Updates:
         if text != old:
             updates.append((text, entry.id, entry.path))
     return updates
+
+
+def _keys(
+    env: Iterable[str], names: Iterable[str], words: Iterable[str], counts: dict[str, int]
+) -> list[str]:
+    """The keys that pick a record's candidates: its environment variables, its guard
+    names, and the rarest of its words that other records use too (a word of this
+    record alone picks no one)."""
+    shared = [w for w in words if counts.get(w, 0) > 1]
+    rare = sorted(shared, key=lambda w: (_level(counts[w]), w))[:_RARE_WORDS]
+    return [f"e:{n}" for n in env] + [f"n:{n}" for n in names] + [f"w:{w}" for w in rare]
 
 
 def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:

@@ -6,8 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import errscan
+from errscan.analyzer import related, state
 from errscan.analyzer.related import stem
 from tests.support import commit_all, write
 
@@ -105,3 +108,45 @@ def test_an_error_with_a_message_comes_before_a_messageless_one_in_the_same_func
     by_id = {r.id: r for r in errscan.extract(str(repo), use_cache=False).records}
     timeout = next(r for r in by_id.values() if r.exception == "TimeoutError")
     assert [by_id[i].exception for i in timeout.related] == ["RuntimeError", "ValueError"]
+
+
+_WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "epsil", "zeta", "theta"])
+_FEATURES = st.tuples(
+    st.sampled_from(["f", "g", "C.m", "C.n", None]),
+    st.lists(st.sampled_from(["HOME", "PATH"]), max_size=2),
+    st.lists(st.sampled_from(["x", "y", "mode"]), max_size=2, unique=True).map(sorted),
+    st.lists(_WORDS, max_size=4, unique=True).map(sorted),
+)
+_FILES = st.dictionaries(
+    st.sampled_from(["a.py", "b/c.py", "b/d.py", "e.py"]), st.lists(_FEATURES, max_size=40)
+)
+
+
+def _lists(files: dict[str, list[tuple[object, ...]]]) -> dict[str, dict[str, tuple[str, ...]]]:
+    kept = state.State.private()
+    try:
+        for path in sorted(files):
+            ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
+            kept.ranking.add(path, [(i, list(f)) for i, f in zip(ids, files[path], strict=True)])
+        kept.ranking.settle()
+        kept.ranking.rank()
+        return {path: kept.ranking.lists(path) for path in sorted(files)}
+    finally:
+        kept.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(_FILES, st.integers(1, 8))
+def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
+    files: dict[str, list[tuple[object, ...]]], common: int
+) -> None:
+    """A state's first ranking reads its one group from memory; past related._HELD
+    records, from the tables, a few files at a time: the lists are the same. A low
+    related._COMMON makes keys common (passed over) as well as rare."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(related, "_COMMON", common)
+        held = _lists(files)
+        patch.setattr(related, "_HELD", 0)
+        patch.setattr(related, "_GROUP", 3)
+        assert _lists(files) == held
+    assert any(held.values()) or sum(map(len, files.values())) < 2
