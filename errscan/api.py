@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import hashlib
 import itertools
 import json
@@ -130,6 +131,12 @@ def _tune_allocator() -> None:
     if not _allocator["wanted"] or _allocator["tuned"]:
         return
     _allocator["tuned"] = True
+    # The collector too: what the command has loaded lives until it exits, and a scan's
+    # records and syntax trees hold no reference cycles, so sweeping the young
+    # generation every 700 allocations only costs time (some 25 ms of SQLAlchemy's
+    # 1.7 s cold scan); cycles are still collected, a hundred times less often.
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
     with contextlib.suppress(OSError, ValueError, AttributeError):
         if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
             return

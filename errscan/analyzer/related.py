@@ -34,7 +34,6 @@ ranked in this process: the tables are still written, for the scans after it.
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 import json
 import math
@@ -513,29 +512,30 @@ def rank_group(group: Group) -> Updates:
     for entry in by_id.values():
         entry.weights = _weights(entry.words, weight)
     scores: dict[tuple[str, str], float] = {}  # a pair's score is the same both ways
+    known = scores.get
     updates = []
     for entry, old in marked:
-        in_file = files[entry.path]
-        window = in_file[max(0, entry.seq - _WINDOW) : entry.seq + _WINDOW + 1]
+        this_id, seq, path = entry.id, entry.seq, entry.path
+        window = files[path][max(0, seq - _WINDOW) : seq + _WINDOW + 1]
         candidates = {e.id for e in window}
-        for key in keys.get(entry.id, ()):
+        for key in keys.get(this_id, ()):
             candidates.update(members.get(key, ()))
-        candidates.discard(entry.id)
+        candidates.discard(this_id)
         scored = []
         for rid in candidates:
-            pair = (entry.id, rid) if entry.id < rid else (rid, entry.id)
-            score = scores.get(pair)
+            pair = (this_id, rid) if this_id < rid else (rid, this_id)
+            score = known(pair)
             other = by_id[rid]
             if score is None:
                 score = scores[pair] = _score(entry, other)
             if other.words:  # an error with a message says more on a page than one without
                 score += _MESSAGE
-            near = abs(other.seq - entry.seq) if other.path == entry.path else -1
+            near = abs(other.seq - seq) if other.path == path else -1
             scored.append((-score, near < 0, near, rid))
-        best = heapq.nsmallest(_LIMIT, scored)
-        text = json.dumps([rid for score, _, _, rid in best if score < 0])
+        scored.sort()  # what heapq.nsmallest gives, faster for a few dozen
+        text = json.dumps([rid for score, _, _, rid in scored[:_LIMIT] if score < 0])
         if text != old:
-            updates.append((text, entry.id, entry.path))
+            updates.append((text, this_id, path))
     return updates
 
 
