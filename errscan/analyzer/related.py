@@ -190,9 +190,11 @@ class Ranking:
         db.execute("DELETE FROM old_df")
         self._recs: list[tuple[str, str, int, str]] = []
         self._words: list[tuple[str, str]] = []
-        # a first ranking's records, as written to the tables, and the keys of each
-        self._held: list[tuple[str, str, int, str]] | None = [] if fresh else None
+        # a first ranking's records, as written to the tables (and their features), the
+        # keys of each, and how many records use each word
+        self._held: list[tuple[str, str, int, str, Sequence[Any]]] | None = [] if fresh else None
         self._held_keys: list[tuple[str, str]] = []
+        self._held_counts: Counter[str] = Counter()
 
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the records of these files (changed or gone)."""
@@ -231,7 +233,7 @@ class Ranking:
             for word in feature[3]:  # type: ignore[attr-defined]
                 self._words.append((str(word), rid))
             if self._held is not None:
-                self._held.append((rid, path, seq, text))
+                self._held.append((rid, path, seq, text, feature))
         if self._held is not None and (had or moved or len(self._held) > _HELD):
             self._held = None
         if had:  # gone, or the same id with other features (a guard changed, say)
@@ -276,7 +278,10 @@ class Ranking:
                 "WHERE level(o.n) != level(COALESCE(d.n, 0)))"
             )
         db.execute("DELETE FROM df WHERE n <= 0")
-        self._index_keys()
+        if self._held is not None:
+            self._index_held()
+        else:
+            self._index_keys()
         if self._fresh:
             return
         # sharing a key with a record gone, new or reweighted, where that key picks
@@ -293,6 +298,18 @@ class Ranking:
             "WHERE x.dirty = 2 AND x.path = rec.path "
             f"AND x.seq BETWEEN rec.seq - {_WINDOW} AND rec.seq + {_WINDOW})"
         )
+
+    def _index_held(self) -> None:
+        """_index_keys of a first ranking, from the records held rather than the tables."""
+        held = self._held or []
+        counts = self._held_counts = Counter(str(w) for *_, feature in held for w in feature[3])
+        rows = [
+            (key, rid)
+            for rid, _path, _seq, _text, (_function, env, names, words) in held
+            for key in _keys(env, names, [str(w) for w in words], counts)
+        ]
+        self._db.executemany("INSERT INTO post VALUES (?, ?)", rows)
+        self._held_keys = rows
 
     def _index_keys(self) -> None:
         """The keys (environment variables, guard names, rarest words) of marked records."""
@@ -318,8 +335,6 @@ class Ranking:
                 for key in _keys(env, names, words, counts)
             ]
             db.executemany("INSERT INTO post VALUES (?, ?)", rows)
-            if self._held is not None:
-                self._held_keys += rows
             if not self._fresh:
                 db.executemany("INSERT INTO touched VALUES (?, 1)", [(k,) for k, _ in rows])
 
@@ -374,17 +389,17 @@ class Ranking:
         db = self._db
         postings = Counter(key for key, _ in self._held_keys)
         group = Group(
-            rows=[(rid, path, seq, feature, "[]", 1) for rid, path, seq, feature in held],
+            rows=[(rid, path, seq, text, "[]", 1) for rid, path, seq, text, _ in held],
             keys=[(rid, key) for key, rid in self._held_keys],
             members=[(key, rid) for key, rid in self._held_keys if postings[key] <= _COMMON],
             others=[],
-            counts=db.execute("SELECT word, n FROM df").fetchall(),
+            counts=list(self._held_counts.items()),
         )
-        self._held_keys = []
+        self._held_keys, self._held_counts = [], Counter()
         updates = rank_group(group)
         db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
         db.execute("UPDATE rec SET dirty = 0 WHERE dirty != 0")
-        yield sorted({path for _, path, _, _ in held}), sorted({path for _, _, path in updates})
+        yield sorted({path for _, path, *_ in held}), sorted({path for _, _, path in updates})
 
     def _mostly_marked(self) -> bool:
         """Whether a quarter or more of the records are to rank: copying every table
