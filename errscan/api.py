@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from errscan import config, matching, outfile
     from errscan import enrichment as enrich_stage
-    from errscan.analyzer import cache, link, output, related, replay, repo, settings, state
+    from errscan.analyzer import cache, fanout, link, output, related, replay, repo, settings, state
     from errscan.analyzer import diff as diff_stage
     from errscan.analyzer import files as files_stage
     from errscan.analyzer import index as index_stage
@@ -53,6 +53,7 @@ else:  # loaded on first use: a command loads only the stages it runs (a replaye
     related = LazyModule("errscan.analyzer.related")
     state = LazyModule("errscan.analyzer.state")
     diff_stage = LazyModule("errscan.analyzer.diff")
+    fanout = LazyModule("errscan.analyzer.fanout")
     index_stage = LazyModule("errscan.analyzer.index")
     page_stage = LazyModule("errscan.site.page")
     site_stage = LazyModule("errscan.site.build")
@@ -180,6 +181,7 @@ class Scan:
         self._opts = opts
         self._warn = warn
         self._iterated = False
+        self._blocks_only = False  # the records wanted as jsonl only (jsonl_blocks)
 
     @property
     def _entries(self) -> files_stage.Listing:
@@ -252,6 +254,7 @@ class Scan:
 
     def jsonl_blocks(self) -> Iterator[str]:
         """The records as jsonl, a file's worth of lines at a time (what iterating gives)."""
+        self._blocks_only = True
         for done in self._files():
             yield done.block
 
@@ -309,6 +312,15 @@ class Scan:
         todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
         for path, ranked in scan_stage.features(todo, results, self.repo, repair):
             kept.ranking.add(path, ranked)
+        if (
+            self._blocks_only
+            and plan.relink_all
+            and kept.ranking.held
+            and scanner.pooled
+            and len(entries) <= fanout.MAX_FILES
+        ):
+            yield from self._link_in_pool(results, kept, scanner, modules, index, repair)
+            return
         kept.ranking.settle()
         if not plan.relink_all:
             kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
@@ -342,6 +354,67 @@ class Scan:
                 self.file_errors.append(done.error)
             yield done
         ranking.finish()
+
+    def _link_in_pool(
+        self,
+        results: cache.ResultCache,
+        kept: state.State,
+        scanner: scan_stage.Scanner,
+        modules: index_stage.ModuleTable,
+        index: index_stage.Index,
+        repair: scan_stage.Repair,
+    ) -> Iterator[_Done]:
+        """A first scan's ranking (held) and linking, by the pool's workers, forked again
+        to hold what they read of this process's tables (fanout.py), while this process
+        writes the ranking's tables; the files of a batch a worker could not link,
+        ranked and linked here."""
+        entries = self._entries
+        group = kept.ranking.held_group()
+        fanout.hold(
+            fanout.Context(
+                modules.rows(),
+                kept.definitions(),
+                {entry.path: entry.sha for entry in entries},
+                group,
+                self.repo,
+                self.commit,
+                self._source.url,
+            )
+        )
+        try:
+            scanner.restart()
+        finally:
+            fanout.hold(None)
+        batches = list(files_stage.chunks(entries, _LINK_BATCH))
+        work = ([entry.path for entry in batch] for batch in batches)
+        linked_by_pool = scanner.submit(fanout.link_files, work)
+        kept.ranking.settle()  # while the workers rank and link
+        ranker: related.Ranker | None = None
+        for batch, linked in zip(batches, linked_by_pool, strict=True):
+            if linked is None:
+                ranker = ranker or related.Ranker(group)
+                kept.ranking.write_lists(ranker.rank(entry.path for entry in batch))
+                stored = scan_stage.stored(batch, results, repair)
+                done_here = [
+                    self._link(entry, result, index, kept)
+                    for entry, result in zip(batch, stored, strict=True)
+                ]
+            else:
+                files, updates = linked
+                kept.ranking.write_lists(updates)
+                done_here = []
+                for entry, item in zip(batch, files, strict=True):
+                    marked = state.mark_commit(item.block, self.commit, self._source.web)
+                    kept.keep(entry, item.deps, marked, item.count, item.error)
+                    done_here.append(_Done(None, item.block, item.count, item.error))
+            for done in done_here:
+                if self._opts.kinds:
+                    done = _only(done, self._opts.kinds)
+                self.sites += done.count
+                if done.error is not None:
+                    self.file_errors.append(done.error)
+                yield done
+        kept.ranking.finish_held()
 
     def _link(
         self,
@@ -427,6 +500,7 @@ class _Options:
 
 
 KINDS = ("raise", "reraise", "assert", "exit", "warning")
+_LINK_BATCH = 16  # files a pool worker links at once
 
 
 # what a scan takes when neither an argument nor the scanned repository's config says

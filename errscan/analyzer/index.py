@@ -84,6 +84,24 @@ class HeldModules:
         return self._files.get(module)
 
 
+class HeldTable:
+    """A ModuleTable's rows held in memory, answering as the table does (for a pool
+    worker, which cannot read the main process's tables)."""
+
+    def __init__(self, rows: Iterable[tuple[str, str, bool]]) -> None:
+        self._modules: dict[str, str] = {}
+        self._files: dict[str, str] = {}
+        for path, name, _stub in sorted(rows, key=lambda row: (row[2], row[0])):
+            self._modules[path] = name
+            self._files.setdefault(name, path)  # a module over its stub, else the first path
+
+    def module_of(self, path: str) -> str | None:
+        return self._modules.get(path)
+
+    def file_of(self, module: str) -> str | None:
+        return self._files.get(module)
+
+
 def namespace_candidates(listing: Listing) -> list[tuple[str, list[str]]]:
     """Folders without an __init__.py that hold a package (`google/` of
     `google/auth/__init__.py`), each with its packages' names: PEP 420 namespace
@@ -174,6 +192,11 @@ class ModuleTable:
                 memo.clear()
             memo[folder] = _holds_init(self._listing, folder)
         return memo[folder]
+
+    def rows(self) -> list[tuple[str, str, bool]]:
+        """Every file's (path, module name, whether a stub), by path."""
+        found = self._db.execute("SELECT path, name, stub FROM module ORDER BY path")
+        return [(path, name, bool(stub)) for path, name, stub in found]
 
     def module_of(self, path: str) -> str | None:
         found = self._db.execute("SELECT name FROM module WHERE path = ?", (path,)).fetchone()

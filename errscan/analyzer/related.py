@@ -193,7 +193,7 @@ class Ranking:
         # a first ranking's records, as written to the tables (and their features), the
         # keys of each, and how many records use each word
         self._held: list[tuple[str, str, int, str, Sequence[Any]]] | None = [] if fresh else None
-        self._held_keys: list[tuple[str, str]] = []
+        self._held_keys: list[tuple[str, str]] | None = None  # made once, when first asked
         self._held_counts: Counter[str] = Counter()
 
     def remove(self, paths: Sequence[str]) -> None:
@@ -301,15 +301,42 @@ class Ranking:
 
     def _index_held(self) -> None:
         """_index_keys of a first ranking, from the records held rather than the tables."""
-        held = self._held or []
-        counts = self._held_counts = Counter(str(w) for *_, feature in held for w in feature[3])
-        rows = [
-            (key, rid)
-            for rid, _path, _seq, _text, (_function, env, names, words) in held
-            for key in _keys(env, names, [str(w) for w in words], counts)
-        ]
-        self._db.executemany("INSERT INTO post VALUES (?, ?)", rows)
-        self._held_keys = rows
+        self._db.executemany("INSERT INTO post VALUES (?, ?)", self._postings())
+
+    def _postings(self) -> list[tuple[str, str]]:
+        """The (key, id) rows of the records held, with their words' counts: made once."""
+        if self._held_keys is None:
+            held = self._held or []
+            counts = Counter(str(w) for *_, feature in held for w in feature[3])
+            self._held_counts = counts
+            self._held_keys = [
+                (key, rid)
+                for rid, _path, _seq, _text, (_function, env, names, words) in held
+                for key in _keys(env, names, [str(w) for w in words], counts)
+            ]
+        return self._held_keys
+
+    def held_group(self) -> Group:
+        """A first ranking's records as one group, with what read_group would read of the
+        tables for them: nothing is read of the tables, which settle may write later."""
+        postings = self._postings()
+        counted = Counter(key for key, _ in postings)
+        return Group(
+            rows=[(rid, path, seq, text, "[]", 1) for rid, path, seq, text, _ in self._held or []],
+            keys=[(rid, key) for key, rid in postings],
+            members=[(key, rid) for key, rid in postings if counted[key] <= _COMMON],
+            others=[],
+            counts=list(self._held_counts.items()),
+        )
+
+    def write_lists(self, updates: Updates) -> None:
+        """Lists ranked elsewhere (Ranker over held_group), written to the tables."""
+        self._db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
+
+    def finish_held(self) -> None:
+        """A first ranking done: every list written (write_lists), none marked."""
+        self._db.execute("UPDATE rec SET dirty = 0 WHERE dirty != 0")
+        self._held, self._held_keys, self._held_counts = None, None, Counter()
 
     def _index_keys(self) -> None:
         """The keys (environment variables, guard names, rarest words) of marked records."""
@@ -383,22 +410,13 @@ class Ranking:
     def _ranked_held(self) -> Iterator[tuple[list[str], list[str]]]:
         """A first ranking: its records, held since they were added, as one group, with
         what read_group would read of the tables for it."""
-        held, self._held = self._held or [], None
+        held = self._held or []
         if not held:
+            self.finish_held()
             return
-        db = self._db
-        postings = Counter(key for key, _ in self._held_keys)
-        group = Group(
-            rows=[(rid, path, seq, text, "[]", 1) for rid, path, seq, text, _ in held],
-            keys=[(rid, key) for key, rid in self._held_keys],
-            members=[(key, rid) for key, rid in self._held_keys if postings[key] <= _COMMON],
-            others=[],
-            counts=list(self._held_counts.items()),
-        )
-        self._held_keys, self._held_counts = [], Counter()
-        updates = rank_group(group)
-        db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
-        db.execute("UPDATE rec SET dirty = 0 WHERE dirty != 0")
+        updates = rank_group(self.held_group())
+        self.write_lists(updates)
+        self.finish_held()
         yield sorted({path for _, path, *_ in held}), sorted({path for _, _, path in updates})
 
     def _mostly_marked(self) -> bool:
@@ -456,6 +474,16 @@ class Ranking:
         if group:
             yield group
 
+    @property
+    def held(self) -> bool:
+        """Whether this is a first ranking, held in memory (see ranked)."""
+        return self._held is not None
+
+    def every_list(self) -> dict[str, tuple[str, ...]]:
+        """The related list of every record that has one, by id."""
+        rows = self._db.execute("SELECT id, related FROM rec WHERE related != '[]'")
+        return {rid: tuple(json.loads(related)) for rid, related in rows}
+
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
         """The related lists of one file's records, by id."""
         rows = self._db.execute("SELECT id, related FROM rec WHERE path = ?", (path,))
@@ -505,53 +533,68 @@ def _pack(group: Group) -> bytes:
 def rank_group(group: Group) -> Updates:
     """New lists of the marked records of a few files, where changed: pure, so it can
     run in another process."""
-    files: dict[str, list[_Entry]] = {}
-    by_id: dict[str, _Entry] = {}
-    marked: list[tuple[_Entry, str]] = []
-    for rid, path, seq, feature, related, dirty in group.rows:
-        entry = by_id[rid] = _entry(rid, path, seq, feature)
-        files.setdefault(path, []).append(entry)
-        if dirty:
-            marked.append((entry, related))
-    for entries in files.values():
-        entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
-    keys: dict[str, list[str]] = {}
-    for rid, key in group.keys:
-        keys.setdefault(rid, []).append(key)
-    members: dict[str, list[str]] = {}
-    for key, rid in group.members:
-        members.setdefault(key, []).append(rid)
-    for rid, path, seq, feature in group.others:
-        by_id[rid] = _entry(rid, path, seq, feature)
-    weight = {w: _weight(n) for w, n in group.counts}
-    for entry in by_id.values():
-        entry.weights = _weights(entry.words, weight)
-    scores: dict[tuple[str, str], float] = {}  # a pair's score is the same both ways
-    known = scores.get
-    updates = []
-    for entry, old in marked:
-        this_id, seq, path = entry.id, entry.seq, entry.path
-        window = files[path][max(0, seq - _WINDOW) : seq + _WINDOW + 1]
-        candidates = {e.id for e in window}
-        for key in keys.get(this_id, ()):
-            candidates.update(members.get(key, ()))
-        candidates.discard(this_id)
-        scored = []
-        for rid in candidates:
-            pair = (this_id, rid) if this_id < rid else (rid, this_id)
-            score = known(pair)
-            other = by_id[rid]
-            if score is None:
-                score = scores[pair] = _score(entry, other)
-            if other.words:  # an error with a message says more on a page than one without
-                score += _MESSAGE
-            near = abs(other.seq - seq) if other.path == path else -1
-            scored.append((-score, near < 0, near, rid))
-        scored.sort()  # what heapq.nsmallest gives, faster for a few dozen
-        text = json.dumps([rid for score, _, _, rid in scored[:_LIMIT] if score < 0])
-        if text != old:
-            updates.append((text, this_id, path))
-    return updates
+    return Ranker(group).rank()
+
+
+class Ranker:
+    """A group's records read once (entries, weights, keys), to rank all its marked
+    records, or those of a few of its files at a time."""
+
+    def __init__(self, group: Group) -> None:
+        self._files: dict[str, list[_Entry]] = {}
+        self._by_id: dict[str, _Entry] = {}
+        self._marked: dict[str, list[tuple[_Entry, str]]] = {}  # by path
+        for rid, path, seq, feature, related, dirty in group.rows:
+            entry = self._by_id[rid] = _entry(rid, path, seq, feature)
+            self._files.setdefault(path, []).append(entry)
+            if dirty:
+                self._marked.setdefault(path, []).append((entry, related))
+        for entries in self._files.values():
+            entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
+        self._keys: dict[str, list[str]] = {}
+        for rid, key in group.keys:
+            self._keys.setdefault(rid, []).append(key)
+        self._members: dict[str, list[str]] = {}
+        for key, rid in group.members:
+            self._members.setdefault(key, []).append(rid)
+        for rid, path, seq, feature in group.others:
+            self._by_id[rid] = _entry(rid, path, seq, feature)
+        weight = {w: _weight(n) for w, n in group.counts}
+        for entry in self._by_id.values():
+            entry.weights = _weights(entry.words, weight)
+        self._scores: dict[tuple[str, str], float] = {}  # the same both ways
+
+    def rank(self, paths: Iterable[str] | None = None) -> Updates:
+        """New lists of the marked records of `paths` (default: every file's), where
+        changed."""
+        files, by_id, keys, members = self._files, self._by_id, self._keys, self._members
+        scores = self._scores
+        known = scores.get
+        chosen = self._marked if paths is None else paths
+        updates = []
+        for entry, old in (item for path in chosen for item in self._marked.get(path, ())):
+            this_id, seq, path = entry.id, entry.seq, entry.path
+            window = files[path][max(0, seq - _WINDOW) : seq + _WINDOW + 1]
+            candidates = {e.id for e in window}
+            for key in keys.get(this_id, ()):
+                candidates.update(members.get(key, ()))
+            candidates.discard(this_id)
+            scored = []
+            for rid in candidates:
+                pair = (this_id, rid) if this_id < rid else (rid, this_id)
+                score = known(pair)
+                other = by_id[rid]
+                if score is None:
+                    score = scores[pair] = _score(entry, other)
+                if other.words:  # an error with a message says more on a page than one without
+                    score += _MESSAGE
+                near = abs(other.seq - seq) if other.path == path else -1
+                scored.append((-score, near < 0, near, rid))
+            scored.sort()  # what heapq.nsmallest gives, faster for a few dozen
+            text = json.dumps([rid for score, _, _, rid in scored[:_LIMIT] if score < 0])
+            if text != old:
+                updates.append((text, this_id, path))
+        return updates
 
 
 def _keys(

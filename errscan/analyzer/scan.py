@@ -285,6 +285,11 @@ def _worker_init(store: tuple[str, str] | None) -> None:
     _in_worker = True
 
 
+def worker_cache() -> cache.ResultCache | None:
+    """In a pool worker: its own connection to the result cache, where it has one."""
+    return _stored_by_worker
+
+
 def _scan_batch(
     batch: list[tuple[str, str, bytes | Unread]], radius: int, timeout: float | None
 ) -> list[Scanned]:
@@ -339,6 +344,13 @@ class Scanner:
         )
         self._pool.submit(int).result()
 
+    def restart(self) -> None:
+        """Fresh workers, forked from this process as it is now (holding what the main
+        process set up since the pool started)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._start()
+
     @property
     def pooled(self) -> bool:
         """Whether `map` runs its work in other processes."""
@@ -368,6 +380,15 @@ class Scanner:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+    def submit(self, work: Callable[[_T], _U], items: Iterable[_T]) -> Iterator[_U]:
+        """`work` over the items, all given to the pool at once (where there is one: else
+        done one by one as the results are asked for), the results in order. For a few
+        items with small results: all may be held at once."""
+        if self._pool is None:
+            return map(work, items)
+        futures = [self._pool.submit(work, item) for item in items]
+        return (future.result() for future in futures)
 
     def scanned(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, Scanned]]:
         """Each file, in input order, with the names it defines and its encoded result

@@ -198,6 +198,16 @@ class State:
         ).fetchone()
         return None if found is None else str(found[0])
 
+    def definitions(self) -> dict[str, str]:
+        """Every key `defined` answers, with its answer."""
+        found: dict[str, str] = {}
+        rows = self.db.execute(
+            "SELECT key, path FROM defn ORDER BY key, substr(path, -4) = '.pyi', path"
+        )
+        for key, path in rows:
+            found.setdefault(key, path)
+        return found
+
     def changed(self) -> Iterator[tuple[str, str]]:
         """(path, sha) of each file new or with another blob since the kept scan, by path."""
         yield from self.db.execute("SELECT path, sha FROM now WHERE redo = 1 ORDER BY path")

@@ -29,6 +29,8 @@ def _fresh_and_incremental(repo: Path, jobs: int | None = None) -> None:
     assert kept.records == fresh.records
     assert kept.file_errors == fresh.file_errors
     assert kept.stats.sites == fresh.stats.sites
+    if jobs is not None:  # a first scan as jsonl: ranked and linked by the workers
+        assert _jsonl(repo, use_cache=False, jobs=jobs) == _jsonl(repo, use_cache=False, jobs=1)
 
 
 def _jsonl(repo: Path, **options: object) -> str:

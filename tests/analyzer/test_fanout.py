@@ -1,0 +1,76 @@
+"""A first scan's ranking and linking in the pool's workers: the same output and state."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+import errscan
+from errscan.analyzer import fanout, related, scan
+from tests.support import commit_all, write
+
+
+def _jsonl(repo: Path, **options: object) -> str:
+    out = io.StringIO()
+    errscan.export(str(repo), "jsonl", stream=out, **options)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def _held(monkeypatch: pytest.MonkeyPatch) -> list[fanout.Context]:
+    """The contexts the workers were forked with."""
+    contexts: list[fanout.Context] = []
+    real = fanout.hold
+
+    def noted(context: fanout.Context | None) -> None:
+        if context is not None:
+            contexts.append(context)
+        real(context)
+
+    monkeypatch.setattr(fanout, "hold", noted)
+    return contexts
+
+
+@pytest.fixture
+def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+    monkeypatch.setattr("errscan.api._LINK_BATCH", 2)
+
+
+@pytest.mark.usefixtures("pooled")
+def test_workers_rank_and_link_as_this_process_does(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Byte for byte, related lists included; and the state they leave gives the next
+    scan, after a change, what a scan from nothing gives."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    contexts = _held(monkeypatch)
+    assert _jsonl(basic_repo, jobs=2) == serial
+    assert len(contexts) == 1 and contexts[0].group.rows
+    assert '"related": [' in serial and '"related": []' in serial
+    write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
+    commit_all(basic_repo, "one more")
+    assert _jsonl(basic_repo, jobs=2) == _jsonl(basic_repo, jobs=1, use_cache=False)
+    assert len(contexts) == 1  # the second scan went from the state, in this process
+
+
+@pytest.mark.usefixtures("pooled")
+def test_files_a_worker_cannot_read_are_ranked_and_linked_here(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker without the result cache (or missing an entry) hands its files back."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    contexts = _held(monkeypatch)
+    monkeypatch.setattr(scan, "worker_cache", lambda: None)  # in the workers forked next
+    ranked_here: list[list[str]] = []
+    real = related.Ranker.rank
+
+    def noted(self: related.Ranker, paths: object = None) -> related.Updates:
+        paths = None if paths is None else list(paths)  # type: ignore[call-overload]
+        ranked_here.append(paths or [])
+        return real(self, paths)
+
+    monkeypatch.setattr(related.Ranker, "rank", noted)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert contexts and ranked_here  # the pool was tried, and the files came back
