@@ -202,7 +202,7 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
             constants = bindings.Constants(parsed.tree)
             imported = list(summary.imports(parsed.tree))
             found, factories = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
-            facts = summary.summarize(parsed.tree, parsed.src, constants, factories)
+            facts = summary.summarize(parsed.tree, parsed.src, constants, factories, imported)
     except RecursionError:  # past the headroom, which is the same in every process
         reason = f"too deeply nested (more than {_HEADROOM} frames to read)"
         return FileResult(path, error=FileError(path, reason))

@@ -17,6 +17,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import cast
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
@@ -29,10 +30,12 @@ def summarize(
     src: Source,
     constants: bindings.Constants,
     factories: Sequence[tuple[str, str]],
+    imported: Sequence[Import] | None = None,
 ) -> FileSummary:
-    """`factories`: what the sites walk found (sites.extract), so no second walk is made."""
+    """`factories`: what the sites walk found (sites.extract), so no second walk is made;
+    `imported`: the module's imports, where read already (imports)."""
     return FileSummary(
-        imports=tuple(_with_local_imports(tree)),
+        imports=tuple(_with_local_imports(tree, imported)),
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
         factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
@@ -72,6 +75,8 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
     -> ((None, "self.name"), (None, 'f"bad {msg}"')). A local name assigned once is
     written as its value."""
     wanted = set(names)
+    if not wanted:
+        return
     walrus = ":=" in src.text  # only then can an expression bind a name
     for qualname, function in _functions(tree.body, ()):
         if qualname not in wanted:
@@ -128,17 +133,30 @@ class _Body:
 
 def _functions(
     body: Sequence[ast.stmt], outer: tuple[str, ...]
-) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Every function of a module by qualname (`C.m`, `f.<locals>.g`)."""
+) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a module by qualname (`C.m`, `f.<locals>.g`), in source order."""
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    _add_functions(body, outer, found)
+    return found
+
+
+def _add_functions(
+    body: Sequence[ast.stmt],
+    outer: tuple[str, ...],
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]],
+) -> None:
     for stmt in body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield ".".join((*outer, stmt.name)), stmt
-            yield from _functions(stmt.body, (*outer, stmt.name, "<locals>"))
-        elif isinstance(stmt, ast.ClassDef):
-            yield from _functions(stmt.body, (*outer, stmt.name))
-        elif isinstance(stmt, ast.If | ast.Try):  # definitions under `if TYPE_CHECKING:`...
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            function = cast("ast.FunctionDef | ast.AsyncFunctionDef", stmt)
+            found.append((".".join((*outer, function.name)), function))
+            _add_functions(function.body, (*outer, function.name, "<locals>"), found)
+        elif kind is ast.ClassDef:
+            cls = cast("ast.ClassDef", stmt)
+            _add_functions(cls.body, (*outer, cls.name), found)
+        elif kind is ast.If or kind is ast.Try:  # definitions under `if TYPE_CHECKING:`...
             for field in ("body", "orelse", "finalbody"):
-                yield from _functions(getattr(stmt, field, []), outer)
+                _add_functions(getattr(stmt, field, []), outer, found)
 
 
 def _built_call(
@@ -267,11 +285,13 @@ def _imported(stmt: ast.stmt) -> Iterator[Import]:
             yield Import(alias.asname or alias.name, stmt.level, module, alias.name)
 
 
-def _with_local_imports(tree: ast.Module) -> Iterator[Import]:
+def _with_local_imports(
+    tree: ast.Module, imported: Sequence[Import] | None = None
+) -> Iterator[Import]:
     """The module's imports, then those made inside its functions (`from ..exceptions
     import NotFound` against an import cycle) of names the module does not bind itself,
     each bound one way only: what a class named in a function body is."""
-    module = list(imports(tree))
+    module = list(imports(tree)) if imported is None else list(imported)
     yield from module
     bound = {i.local for i in module}
     bound.update(name for stmt in tree.body for name in _defined_names(stmt))
@@ -285,35 +305,51 @@ def _with_local_imports(tree: ast.Module) -> Iterator[Import]:
     yield from (found for found in local.values() if found is not None)
 
 
-# the statements that hold statements
-_NESTING = frozenset(
-    (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
-     ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
-     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
-)  # fmt: skip
+# the statement lists of each statement that holds statements
+_NESTED_FIELDS: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.Match: ("cases",),
+}
+if hasattr(ast, "TryStar"):  # 3.11
+    _NESTED_FIELDS[ast.TryStar] = _NESTED_FIELDS[ast.Try]
+_CLAUSES = (ast.ExceptHandler, ast.match_case)
 
 
 def _function_imports(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     """The import statements inside functions, at any depth, in source order: one walk
     over the module's statements, none over expressions."""
-    stack = [(stmt, False) for stmt in reversed(body)]
+    found: list[ast.stmt] = []
+    stack = [(stmt, False) for stmt in body]
+    pop, push = stack.pop, stack.append
     while stack:
-        stmt, inside = stack.pop()
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
+        stmt, inside = pop()
+        kind = type(stmt)
+        if kind is ast.Import or kind is ast.ImportFrom:
             if inside:
-                yield stmt
+                found.append(stmt)
             continue
-        if type(stmt) not in _NESTING:
+        fields = _NESTED_FIELDS.get(kind)
+        if fields is None:
             continue
-        inner = inside or isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
-        children = [
-            *getattr(stmt, "body", ()),
-            *getattr(stmt, "orelse", ()),
-            *(child for clause in getattr(stmt, "handlers", ()) for child in clause.body),
-            *getattr(stmt, "finalbody", ()),
-            *(child for case in getattr(stmt, "cases", ()) for child in case.body),
-        ]
-        stack.extend((child, inner) for child in reversed(children))
+        inner = inside or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef
+        for field in fields:
+            for child in getattr(stmt, field):
+                if type(child) in _CLAUSES:  # a handler or a case: its body
+                    for grandchild in child.body:
+                        push((grandchild, inner))
+                else:
+                    push((child, inner))
+    found.sort(key=lambda stmt: (stmt.lineno, stmt.col_offset))
+    yield from found
 
 
 def _defined_names(stmt: ast.stmt) -> Iterator[str]:
