@@ -16,6 +16,8 @@ import bisect
 from collections.abc import Sequence
 from typing import cast
 
+from errscan.extractors import scope
+
 # The assigned value, then each `+=` operand after it; None: bound some way we cannot follow.
 Chain = tuple[ast.expr, ...]
 States = list[Chain | None]
@@ -158,7 +160,7 @@ class _Flow:
             isinstance(n, ast.Name)
             and n.id == self.name
             and not isinstance(getattr(n, "ctx", None), ast.Load)
-            for n in ast.walk(target)
+            for n in scope.walk(target)
         )
 
     def _after(self, stmt: ast.stmt, states: States) -> States:
@@ -250,7 +252,7 @@ def _single_assignments(body: Sequence[ast.stmt]) -> dict[str, ast.expr]:
         elif isinstance(stmt, ast.AugAssign):
             targets = [stmt.target]
         for target in targets:
-            names = [target] if isinstance(target, ast.Name) else ast.walk(target)
+            names = [target] if isinstance(target, ast.Name) else scope.walk(target)
             for node in names:
                 if isinstance(node, ast.Name):
                     counts[node.id] = counts.get(node.id, 0) + 1

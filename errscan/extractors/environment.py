@@ -13,6 +13,8 @@ import ast
 import re
 from collections.abc import Iterable
 
+from errscan.extractors import scope
+
 # (the lookbehind starts a match only where a name starts: without it, a long run of
 # capitals was rescanned from each of its letters, quadratic)
 _ENV_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -36,7 +38,7 @@ def read_in(nodes: Iterable[ast.AST]) -> list[str]:
     """Names of environment variables read anywhere in `nodes`, in order, once each."""
     found: list[str] = []
     for root in nodes:
-        for node in ast.walk(root):
+        for node in scope.walk(root):
             name = _read(node)
             if name is not None and name not in found:
                 found.append(name)

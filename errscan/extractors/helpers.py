@@ -153,7 +153,7 @@ def _assignments(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
             and isinstance(statement.targets[0], ast.Name)
             else None
         )
-        for node in ast.walk(statement):
+        for node in scope.walk(statement):
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = node.targets
@@ -162,7 +162,7 @@ def _assignments(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
             elif isinstance(node, ast.comprehension):
                 continue  # its names stay inside it
             for target in targets:
-                for name in ast.walk(target):
+                for name in scope.walk(target):
                     if isinstance(name, ast.Name):
                         value = top if node is statement else None
                         found.setdefault(name.id, []).append(value)

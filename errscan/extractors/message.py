@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from errscan.extractors import scope
 from errscan.extractors.bindings import Chain
 from errscan.extractors.source import Source
 from errscan.models import MessagePart
@@ -129,7 +130,7 @@ def _set_elsewhere(node: ast.expr, lookup: Lookup) -> bool:
 def _mentions(test: ast.expr, value: ast.expr) -> bool:
     """Whether a condition reads `value` (`msg is None` of `msg`)."""
     wanted = ast.dump(value)
-    return any(ast.dump(node) == wanted for node in ast.walk(test) if type(node) is type(value))
+    return any(ast.dump(node) == wanted for node in scope.walk(test) if type(node) is type(value))
 
 
 _GETTEXT = frozenset(("_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))
@@ -155,7 +156,7 @@ def _callee_name(call: ast.Call) -> str | None:
 
 
 def _calls_ngettext(node: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and _callee_name(n) in _NGETTEXT for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) and _callee_name(n) in _NGETTEXT for n in scope.walk(node))
 
 
 def _branches(chains: list[Chain]) -> list[Chain]:

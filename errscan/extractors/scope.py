@@ -9,6 +9,7 @@ def outer():
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator, Sequence
 
 MODULE = "<module>"
@@ -34,12 +35,40 @@ def own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a function's body that run as its own code: those of nested
     functions, classes and lambdas left out (an explicit stack, so no recursion)."""
     stack: list[ast.AST] = list(body)
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    node_type = ast.AST
     while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+        node = pop()
+        if type(node) in _NOT_OWN:
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        # ast.iter_child_nodes, inlined: the same children in the same order
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                push(value)
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, node_type)])
+
+
+_NOT_OWN = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, some twice as fast: `node` and every node under it, in ast.walk's order
+    (breadth first, each node's children as ast.iter_child_nodes gives them)."""
+    todo = deque([node])
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    node_type = ast.AST
+    while todo:
+        node = popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                append(value)
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, node_type)])
+        yield node
 
 
 # statement lists of a compound statement (those of handlers and match cases apart)
@@ -75,4 +104,4 @@ def rebound(node: ast.AST) -> set[str]:
         targets = [node.target]
     elif isinstance(node, ast.With | ast.AsyncWith):
         targets = [item.optional_vars for item in node.items if item.optional_vars]
-    return {t.id for n in targets for t in ast.walk(n) if isinstance(t, ast.Name)}
+    return {t.id for n in targets for t in walk(n) if isinstance(t, ast.Name)}

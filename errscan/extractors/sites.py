@@ -13,7 +13,7 @@ import re
 import tokenize
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from errscan.extractors import (
     bindings,
@@ -36,8 +36,7 @@ _MESSAGE_KEYWORDS = ("message", "msg", "reason", "detail", "description")
 Handlers = tuple[ast.ExceptHandler, ...]
 
 
-@dataclass(frozen=True)
-class _Frame:
+class _Frame(NamedTuple):  # a tuple: made for every block, faster than a dataclass
     """Where a statement stands: its scope, its function's body, the class around it,
     the except clauses and the path of statements that lead to it in its function."""
 
@@ -688,7 +687,7 @@ def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | Non
             and any(
                 isinstance(t, ast.Name) and t.id == raised.id
                 for target in node.targets
-                for t in ast.walk(target)
+                for t in scope.walk(target)
             )
         ):
             return None
@@ -778,7 +777,7 @@ def _class_set(raised: ast.expr | None, node: ast.Raise, frame: _Frame) -> ast.e
             found = statement.value
         elif any(
             isinstance(n, ast.Name) and n.id == raised.id and isinstance(n.ctx, ast.Store)
-            for n in ast.walk(statement)
+            for n in scope.walk(statement)
         ):
             found = None
     return found
@@ -826,7 +825,7 @@ def _bound_by_callers(tree: ast.Module) -> dict[str, tuple[tuple[str, ast.expr],
         return {}
     calls: dict[str, list[ast.Call]] = {name: [] for name in raising}
     named: dict[str, int] = Counter()  # every mention of the name, a callee's or not
-    for each in ast.walk(tree):
+    for each in scope.walk(tree):
         if isinstance(each, ast.Name) and each.id in calls:
             named[each.id] += 1
         elif (
@@ -859,7 +858,7 @@ def _bound_names(node: ast.AST) -> set[str]:
     """The names a statement binds, by `=` or otherwise."""
     found = scope.rebound(node)
     if isinstance(node, ast.Assign):
-        found |= {t.id for target in node.targets for t in ast.walk(target)
+        found |= {t.id for target in node.targets for t in scope.walk(target)
                   if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}  # fmt: skip
     return found
 

@@ -115,7 +115,7 @@ class _Body:
                         if found is not None and node not in found:
                             found.append(node)
                     else:  # a, b = ...: bound another way
-                        for name in ast.walk(target):
+                        for name in scope.walk(target):
                             if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                                 self.assigned[name.id] = None
             for bound in scope.rebound(node):
@@ -358,7 +358,7 @@ def _defined_names(stmt: ast.stmt) -> Iterator[str]:
     elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
-            yield from (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            yield from (n.id for n in scope.walk(target) if isinstance(n, ast.Name))
 
 
 def _module_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -432,7 +432,7 @@ def _param_defaults(
                 template = message.template(value, src, _InitLookup(body, where))
                 if template is not None and template.parts:
                     found[param] = template.parts
-        mentioned.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
+        mentioned.update(n.id for n in scope.walk(stmt) if isinstance(n, ast.Name))
     if found:  # the default's own assignment the only binding of the parameter
         stored = Counter(
             node.id
@@ -621,7 +621,7 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
     statements = []
     for node in nodes:
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr):
-            found_names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
+            found_names = [n for n in scope.walk(node) if isinstance(n, ast.Name)]
             stored = {n.id for n in found_names if isinstance(n.ctx, ast.Store)}
             statements.append((node, {n.id for n in found_names}, stored))
     fed = set(params)  # locals a parameter flows into, and the parameters themselves
@@ -642,7 +642,7 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
             value = node.value
             if (
                 value is None
-                or not {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & fed
+                or not {n.id for n in scope.walk(value) if isinstance(n, ast.Name)} & fed
             ):
                 continue
             for target in targets:
@@ -896,9 +896,9 @@ def _handled(method: ast.FunctionDef) -> set[int]:
     """The ids of the nodes an except clause of `method` holds."""
     return {
         id(node)
-        for handler in ast.walk(method)
+        for handler in scope.walk(method)
         if isinstance(handler, ast.ExceptHandler)
-        for node in ast.walk(handler)
+        for node in scope.walk(handler)
     }
 
 
@@ -958,9 +958,9 @@ def _logging_style(method: ast.FunctionDef, returns: Sequence[ast.expr | None]) 
     string, then its values), for a class that keeps BaseException's __init__."""
     handled = {
         id(node)
-        for handler in ast.walk(method)
+        for handler in scope.walk(method)
         if isinstance(handler, ast.ExceptHandler)
-        for node in ast.walk(handler)
+        for node in scope.walk(handler)
     }
     tried = [value for value in returns if value is not None and id(value) not in handled]
     if len(tried) != 1:
@@ -1003,7 +1003,7 @@ def _builtin_bases(cls: ast.ClassDef) -> bool:
 
 
 def _reads_first_argument(method: ast.FunctionDef) -> bool:
-    return any(_is_first_argument(node) or _is_super_str(node) for node in ast.walk(method))
+    return any(_is_first_argument(node) or _is_super_str(node) for node in scope.walk(method))
 
 
 def _is_first_argument(node: ast.AST) -> bool:
@@ -1178,7 +1178,7 @@ def _passes_one(init: ast.FunctionDef) -> bool:
 
 def _targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.Assign):
-        return [t for target in node.targets for t in ast.walk(target) if isinstance(t, ast.expr)]
+        return [t for target in node.targets for t in scope.walk(target) if isinstance(t, ast.expr)]
     if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
         return [node.target]
     return []
@@ -1294,7 +1294,7 @@ def _made_messages(init: ast.FunctionDef, call: ast.Call, src: Source) -> dict[i
     holds, where __init__ assigns it once before the statement the call is in (by the
     argument node's id); a local of any other value is left a name."""
     holder = next(
-        (stmt for stmt in init.body if any(node is call for node in ast.walk(stmt))), None
+        (stmt for stmt in init.body if any(node is call for node in scope.walk(stmt))), None
     )
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
     found: dict[int, str] = {}
@@ -1450,7 +1450,7 @@ def _extended_before(
 
 
 def _names(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in scope.walk(node))
 
 
 def _joins(value: ast.expr, name: str) -> bool:
