@@ -26,7 +26,7 @@ from errscan.extractors import (
     scope,
     trigger,
 )
-from errscan.extractors.source import Source, cut
+from errscan.extractors.source import Source, cut, unparse
 from errscan.models import Import, Site
 
 # Fields of a statement or block that hold nested statements.
@@ -77,7 +77,7 @@ def extract(
             if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
                 value = _assigned_call(frame.body, value.id, walrus)
             callee = value.func if isinstance(value, ast.Call) else None
-            built = ast.unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
+            built = unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
             if held is not None and not _made_here(frame.body, held, walrus):
                 # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
                 built = exception.RAISED_BEFORE
@@ -153,7 +153,7 @@ def _attribute_classes(
                     and len(targets) == 1
                     and isinstance(callee, ast.Name | ast.Attribute)
                 ):
-                    text = ast.unparse(callee)
+                    text = unparse(callee)
                     if exception.looks_like_class_name(text.rsplit(".")[-1]):
                         written = text
                 for target in targets:
@@ -271,7 +271,7 @@ def _assigned_call(body: Sequence[ast.stmt], name: str, walrus: bool) -> ast.exp
                 if not isinstance(node.value, ast.Call) or isinstance(node, ast.AugAssign):
                     return None
                 calls.append(node.value)
-    callees = {ast.unparse(call.func) for call in calls}
+    callees = {unparse(call.func) for call in calls}
     return calls[0] if len(callees) == 1 else None
 
 
@@ -395,7 +395,7 @@ class _SiteReader:
             or _narrowed(built, frame)
         )
         if annotation is not None:  # `raise error` of `error: BuildError`
-            thrown = exception.Raised(ast.unparse(annotation), None, (), no_message=False)
+            thrown = exception.Raised(unparse(annotation), None, (), no_message=False)
             return self._site(node, frame, "raise", thrown)
         defaults = frame.defaults + self._bound_by_callers(built, frame)
         thrown = exception.raised(_defaulted(built, defaults), self.src)
@@ -538,7 +538,7 @@ class _SiteReader:
         callee = call.func if isinstance(call, ast.Call) else None
         if not isinstance(callee, ast.Name | ast.Attribute):
             return written
-        made = ast.unparse(callee)
+        made = unparse(callee)
         if not exception.looks_like_class_name(made.rsplit(".")[-1]):
             return written
         return f"{made}.{method}"
@@ -675,7 +675,7 @@ def _annotation_raised(raised: ast.expr | None, frame: _Frame) -> ast.expr | Non
     if not isinstance(raised, ast.Name) or not frame.annotated:
         return None
     annotation = dict(frame.annotated).get(raised.id)
-    if annotation is None or ast.unparse(annotation) in ("Exception", "BaseException"):
+    if annotation is None or unparse(annotation) in ("Exception", "BaseException"):
         return None  # any exception at all: no class to name
     handlers = {h.name for h in scope.own_nodes(frame.body) if isinstance(h, ast.ExceptHandler)}
     for node in scope.own_nodes(frame.body):
@@ -711,7 +711,7 @@ def _narrowed(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
             checked = _checked_class(test, raised.id)
             if checked is None:
                 continue
-            if ast.unparse(checked) in ("Exception", "BaseException") or any(
+            if unparse(checked) in ("Exception", "BaseException") or any(
                 raised.id in _bound_names(n) for n in scope.own_nodes(node.body)
             ):
                 return None
@@ -914,7 +914,7 @@ def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
     if kind is None:
         return ("BaseException",)
     elts = kind.elts if isinstance(kind, ast.Tuple) else [kind]
-    return tuple(ast.unparse(elt) for elt in elts)
+    return tuple(unparse(elt) for elt in elts)
 
 
 def _exit_code_is_no_message(thrown: exception.Raised, src: Source) -> exception.Raised:

@@ -83,6 +83,20 @@ class Source:
         return ast.unparse(node).replace(OPAQUE, "")
 
 
+def unparse(node: ast.AST) -> str:
+    """ast.unparse(node), where a name or a dotted name (`errors.ArgumentError`, the
+    commonest by far) is written without the cost of the unparser."""
+    names: list[str] = []
+    inner = node
+    while isinstance(inner, ast.Attribute):
+        names.append(inner.attr)
+        inner = inner.value
+    if isinstance(inner, ast.Name):
+        names.append(inner.id)
+        return ".".join(reversed(names))
+    return ast.unparse(node)
+
+
 # a name of a raising helper's body put into a caller's site, which no lookup in the
 # caller's function may resolve (extractors/helpers.py): shown without the prefix
 OPAQUE = "__errscan_helper_local_"

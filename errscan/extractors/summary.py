@@ -21,7 +21,7 @@ from typing import cast
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
-from errscan.extractors.source import Source
+from errscan.extractors.source import Source, unparse
 from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
 
@@ -55,7 +55,7 @@ def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
             and isinstance(stmt.value, ast.Name | ast.Attribute)
             and looks_like_class_name(stmt.targets[0].id)
         ):
-            written = ast.unparse(stmt.value)
+            written = unparse(stmt.value)
             if looks_like_class_name(written.rsplit(".", 1)[-1]):
                 found[stmt.targets[0].id] = written
     if not found:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from errscan.extractors import source
 from errscan.extractors.source import Source, _same_node
 
 _EXPRESSIONS = [
@@ -36,3 +37,13 @@ def test_lines_end_where_python_ends_them(text: str) -> None:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     assert Source(text).lines == lines
+
+
+def test_unparse_writes_what_ast_unparse_writes() -> None:
+    """Names and dotted names the short way, the rest by ast.unparse: the same text."""
+    code = "a.b.c(x)[0].d\nf().g\n(1).real\nself._src.parse_error\nx[1].y.z\nlambda: q.r\n"
+    tree = ast.parse(code)
+    nodes = [node for node in ast.walk(tree) if isinstance(node, ast.expr)]
+    assert len(nodes) > 20
+    for node in nodes:
+        assert source.unparse(node) == ast.unparse(node)
