@@ -347,12 +347,7 @@ class Scan:
                 found = kept.kept(entry.path)
                 block = state.unmark_commit(found.block, self.commit)
                 done = _Done(None, block, found.count, found.error)
-            if self._opts.kinds:
-                done = _only(done, self._opts.kinds)
-            self.sites += done.count
-            if done.error is not None:
-                self.file_errors.append(done.error)
-            yield done
+            yield self._counted(done)
         ranking.finish()
 
     def _link_in_pool(
@@ -407,14 +402,17 @@ class Scan:
                     marked = state.mark_commit(item.block, self.commit, self._source.web)
                     kept.keep(entry, item.deps, marked, item.count, item.error)
                     done_here.append(_Done(None, item.block, item.count, item.error))
-            for done in done_here:
-                if self._opts.kinds:
-                    done = _only(done, self._opts.kinds)
-                self.sites += done.count
-                if done.error is not None:
-                    self.file_errors.append(done.error)
-                yield done
+            yield from map(self._counted, done_here)
         kept.ranking.finish_held()
+
+    def _counted(self, done: _Done) -> _Done:
+        """A file's records, of the kinds asked for, counted in the scan's figures."""
+        if self._opts.kinds:
+            done = _only(done, self._opts.kinds)
+        self.sites += done.count
+        if done.error is not None:
+            self.file_errors.append(done.error)
+        return done
 
     def _link(
         self,

@@ -9,7 +9,7 @@ import pytest
 
 import errscan
 from errscan.analyzer import fanout, related, scan
-from tests.support import commit_all, write
+from tests.support import commit_all, git, write
 
 
 def _jsonl(repo: Path, **options: object) -> str:
@@ -74,3 +74,37 @@ def test_files_a_worker_cannot_read_are_ranked_and_linked_here(
     monkeypatch.setattr(related.Ranker, "rank", noted)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
     assert contexts and ranked_here  # the pool was tried, and the files came back
+
+
+_ERRORS = """
+class NotFound(Exception):
+    def __init__(self, name):
+        super().__init__(f"{name} WORD")
+"""
+
+
+@pytest.mark.usefixtures("pooled")
+def test_what_a_worker_saw_a_file_depend_on_relinks_it_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dependencies a worker hands back are kept: a later change to the class a
+    file raises relinks that file (and that file only), as if this process had linked."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/errors.py", _ERRORS.replace("WORD", "was not found"))
+    write(
+        repo, "pkg/use.py", "from .errors import NotFound\n\ndef get(k):\n    raise NotFound(k)\n"
+    )
+    for i in range(6):
+        write(repo, f"pkg/other{i}.py", f"def f{i}(x):\n    raise ValueError(f'bad {{x}}')\n")
+    commit_all(repo, "start")
+    contexts = _held(monkeypatch)
+    assert _jsonl(repo, jobs=2) == _jsonl(repo, jobs=1, use_cache=False)
+    assert len(contexts) == 1
+    write(repo, "pkg/errors.py", _ERRORS.replace("WORD", "is missing"))
+    commit_all(repo, "reworded")
+    again = _jsonl(repo, jobs=2)
+    assert again == _jsonl(repo, jobs=1, use_cache=False)
+    assert "is missing" in again and "was not found" not in again
