@@ -804,7 +804,7 @@ def _string_argument(text: str) -> tuple[MessagePart, ...] | None:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call | ast.BoolOp):
+    if not isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.BoolOp)):
         return None
     found = template(node, Source(text.strip()))
     if found is None or found.source not in ("literal", "fstring", "percent", "format", DEFAULT):
@@ -1028,7 +1028,7 @@ def _tuple_items(text: str) -> list[str] | None:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if not isinstance(node, ast.Tuple | ast.List) or any(
+    if not isinstance(node, (ast.Tuple, ast.List)) or any(
         isinstance(item, ast.Starred) for item in node.elts
     ):
         return None

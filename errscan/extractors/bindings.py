@@ -137,20 +137,20 @@ class _Flow:
                 if any(_contains(s, self.target) or s is self.target for s in case.body):
                     return self.block(case.body, states)
             return states, False
-        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             # a later iteration may see what an earlier one assigned
             looped, _ = self.block(stmt.body, self._bind_target(stmt, states))
             states = _union(states, looped)
         for field in ("body", "orelse"):
             children: list[ast.stmt] = getattr(stmt, field, [])
             if any(child is self.target or _contains(child, self.target) for child in children):
-                if isinstance(stmt, ast.For | ast.AsyncFor) and field == "body":
+                if isinstance(stmt, (ast.For, ast.AsyncFor)) and field == "body":
                     states = self._bind_target(stmt, states)
                 return self.block(children, states)
         return states, False
 
     def _bind_target(self, stmt: ast.stmt, states: States) -> States:
-        if isinstance(stmt, ast.For | ast.AsyncFor) and self._binds(stmt.target):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and self._binds(stmt.target):
             return [None]
         return states
 
@@ -189,11 +189,11 @@ class _Flow:
             orelse, _ = self.block(stmt.orelse, states)
             return _union(body, orelse)
         # case: loops, which may run no time or many
-        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             body, _ = self.block(stmt.body, self._bind_target(stmt, states))
             orelse, _ = self.block(stmt.orelse, _union(states, body))
             return _union(states, body, orelse)
-        if isinstance(stmt, ast.With | ast.AsyncWith):
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
             if any(item.optional_vars and self._binds(item.optional_vars) for item in stmt.items):
                 return [None]
             return self.block(stmt.body, states)[0]
@@ -207,14 +207,14 @@ class _Flow:
         if isinstance(stmt, ast.Match):
             cases = [self.block(case.body, states)[0] for case in stmt.cases]
             return _union(states, *cases)
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return [None] if stmt.name == name else states
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             bound = {(alias.asname or alias.name).split(".")[0] for alias in stmt.names}
             return [None] if name in bound else states
         if isinstance(stmt, ast.Delete):
             return [] if any(self._binds(t) for t in stmt.targets) else states
-        if isinstance(stmt, ast.Global | ast.Nonlocal):
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
             return [None] if name in stmt.names else states
         return states
 

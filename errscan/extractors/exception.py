@@ -103,7 +103,7 @@ def with_a_traceback(exc: ast.expr | None) -> ast.expr | None:
     ):
         return None
     held = exc.func.value
-    if isinstance(held, ast.Name | ast.Attribute) and not _looks_like_class(held):
+    if isinstance(held, (ast.Name, ast.Attribute)) and not _looks_like_class(held):
         return held
     return None
 
@@ -123,7 +123,7 @@ def _is_cast(call: ast.Call) -> bool:
         name == "cast"
         and len(call.args) == 2
         and not call.keywords
-        and isinstance(call.args[0], ast.Name | ast.Attribute)
+        and isinstance(call.args[0], (ast.Name, ast.Attribute))
     )
 
 

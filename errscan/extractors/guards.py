@@ -53,10 +53,10 @@ EARLY = "early"  # the field of an `if COND: return` that stands before the site
 def conditional(node: ast.AST, field: str) -> bool:
     """Whether a statement puts a condition on what its `field` holds: the steps a path
     keeps (`try`/`for`/`while` ... `else:` included)."""
-    if isinstance(node, ast.If | ast.Match | ast.match_case):
+    if isinstance(node, (ast.If, ast.Match, ast.match_case)):
         return True
     if field == "orelse":
-        return isinstance(node, ast.While | ast.For | ast.AsyncFor | ast.Try)
+        return isinstance(node, (ast.While, ast.For, ast.AsyncFor, ast.Try))
     return field == "body" and isinstance(
         node, ast.While | ast.For | ast.AsyncFor | ast.ExceptHandler
     )
@@ -68,7 +68,7 @@ def early_exit(node: ast.stmt) -> bool:
     return (
         isinstance(node, ast.If)
         and not node.orelse
-        and isinstance(node.body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break)
+        and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
     )
 
 
@@ -86,7 +86,7 @@ def _guard(ancestor: ast.AST, field: str, src: Source) -> str | None:
             return f"the loop while {src.expression(ancestor.test)} ended without break"
         return simplified(ancestor.test, src)
     # case: for TARGET in ITER: / for ... else:
-    if isinstance(ancestor, ast.For | ast.AsyncFor):
+    if isinstance(ancestor, (ast.For, ast.AsyncFor)):
         loop = f"for {src.expression(ancestor.target)} in {src.expression(ancestor.iter)}"
         return f"the loop {loop} ended without break" if field == "orelse" else loop
     # case: try: ... else:
@@ -133,7 +133,7 @@ def conditions(path: Sequence[Step], node: ast.stmt) -> list[ast.expr]:
     """The expressions the guards test, for looking into (environment variables...)."""
     found: list[ast.expr] = []
     for ancestor, _field in kept(path):
-        if isinstance(ancestor, ast.If | ast.While):
+        if isinstance(ancestor, (ast.If, ast.While)):
             found.append(ancestor.test)
         elif isinstance(ancestor, ast.match_case) and ancestor.guard is not None:
             found.append(ancestor.guard)

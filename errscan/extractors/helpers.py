@@ -96,9 +96,9 @@ def _definitions(
             qualname = f"{prefix}{node.name}"
             yield node, qualname, in_class
             yield from _definitions(node.body, f"{qualname}.", True)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node, f"{prefix}{node.name}", in_class
-        elif isinstance(node, ast.If | ast.Try):  # `if TYPE_CHECKING:`, `try: import`
+        elif isinstance(node, (ast.If, ast.Try)):  # `if TYPE_CHECKING:`, `try: import`
             for block in (node.body, node.orelse):
                 yield from _definitions(block, prefix, in_class)
 
@@ -157,7 +157,7 @@ def _assignments(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = node.targets
-            elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr):
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
                 targets = [node.target]
             elif isinstance(node, ast.comprehension):
                 continue  # its names stay inside it

@@ -97,7 +97,7 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
                 return []  # one unknown path: no guess
             return _general(_distinct(found), node.id)
     # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
-    if isinstance(node, ast.Name | ast.Attribute):
+    if isinstance(node, (ast.Name, ast.Attribute)):
         constant = reader.lookup.constant(node)
         if constant is None:
             return []
@@ -105,7 +105,7 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     # case: TEMPLATE % values, TEMPLATE.format(...), with TEMPLATE a variable or constant
     base = _template_base(node)
     via = None
-    if isinstance(base, ast.Name | ast.Attribute):
+    if isinstance(base, (ast.Name, ast.Attribute)):
         local = isinstance(base, ast.Name) and reader.lookup.local(base.id)
         via = "variable" if local else "constant"
     found = [reader.finish(reader.parts(node), via or _form(node))]
@@ -377,7 +377,7 @@ class _Reader:
             chains = self.lookup.local(node.id)
             if chains is not None:
                 return self.chain(chains[0]) if len(chains) == 1 else None
-        if isinstance(node, ast.Name | ast.Attribute):
+        if isinstance(node, (ast.Name, ast.Attribute)):
             constant = self.lookup.constant(node)
             return self.parts(constant) if constant is not None else None
         # case: "..." % values
@@ -419,7 +419,7 @@ class _Reader:
 
     def _join(self, separator_node: ast.expr, items: ast.expr) -> list[MessagePart] | None:
         separator = self.literal(separator_node)
-        if separator is None or not isinstance(items, ast.List | ast.Tuple):
+        if separator is None or not isinstance(items, (ast.List, ast.Tuple)):
             return None
         if any(isinstance(item, ast.Starred) for item in items.elts):
             return None

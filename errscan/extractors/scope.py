@@ -82,7 +82,7 @@ def own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     stack: list[ast.stmt] = list(body)
     while stack:
         stmt = stack.pop()
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         yield stmt
         for field in _BLOCKS:
@@ -100,8 +100,8 @@ def rebinds(node: ast.AST, name: str) -> bool:
 def rebound(node: ast.AST) -> set[str]:
     """The names `node` binds other than by a plain `=` (see rebinds)."""
     targets: list[ast.expr] = []
-    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor):
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
         targets = [node.target]
-    elif isinstance(node, ast.With | ast.AsyncWith):
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in node.items if item.optional_vars]
     return {t.id for n in targets for t in walk(n) if isinstance(t, ast.Name)}

@@ -70,14 +70,14 @@ def extract(
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
     walrus = reader.walrus
     for node, frame in _walk(tree):
-        if isinstance(node, ast.Return | ast.Raise) and frame.scope[-1:] == ("<locals>",):
+        if isinstance(node, (ast.Return, ast.Raise)) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
             held = exception.with_a_traceback(value)
             value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
             if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
                 value = _assigned_call(frame.body, value.id, walrus)
             callee = value.func if isinstance(value, ast.Call) else None
-            built = unparse(callee) if isinstance(callee, ast.Name | ast.Attribute) else None
+            built = unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
             if held is not None and not _made_here(frame.body, held, walrus):
                 # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
                 built = exception.RAISED_BEFORE
@@ -136,12 +136,12 @@ def _attribute_classes(
             continue
         made: dict[str, str | None] = {}
         for method in cls.body:
-            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for node in scope.own_statements(method.body):
                 targets = (
                     node.targets if isinstance(node, ast.Assign)
-                    else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign)
+                    else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign))
                     else []
                 )  # fmt: skip
                 # the one class an `__init__`'s `self.X = Class(...)` makes, else None
@@ -151,7 +151,7 @@ def _attribute_classes(
                 if (
                     method.name == "__init__"
                     and len(targets) == 1
-                    and isinstance(callee, ast.Name | ast.Attribute)
+                    and isinstance(callee, (ast.Name, ast.Attribute))
                 ):
                     text = unparse(callee)
                     if exception.looks_like_class_name(text.rsplit(".")[-1]):
@@ -265,7 +265,7 @@ def _assigned_call(body: Sequence[ast.stmt], name: str, walrus: bool) -> ast.exp
     whether the file has a `:=`, without which only statements bind names."""
     calls: list[ast.Call] = []
     for node in scope.own_nodes(body) if walrus else scope.own_statements(body):
-        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                 if not isinstance(node.value, ast.Call) or isinstance(node, ast.AugAssign):
@@ -291,12 +291,12 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
     stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
     while stack:
         node, frame = stack.pop()
-        if isinstance(node, ast.Raise | ast.Assert | ast.Expr | ast.Return):
+        if isinstance(node, (ast.Raise, ast.Assert, ast.Expr, ast.Return)):
             yield node, frame
             continue
         inner = frame
         entered = False
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = scope.enter(frame.scope, node)
             inner = _Frame(
                 names, node.body, frame.cls, (), (), _is_property(node),
@@ -536,7 +536,7 @@ class _SiteReader:
             return written
         call = _assigned_call(frame.body, name, self.walrus)
         callee = call.func if isinstance(call, ast.Call) else None
-        if not isinstance(callee, ast.Name | ast.Attribute):
+        if not isinstance(callee, (ast.Name, ast.Attribute)):
             return written
         made = unparse(callee)
         if not exception.looks_like_class_name(made.rsplit(".")[-1]):
@@ -662,7 +662,7 @@ def _annotated(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str,
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 continue
-        if isinstance(annotation, ast.Name | ast.Attribute) and exception.looks_like_class_name(
+        if isinstance(annotation, (ast.Name, ast.Attribute)) and exception.looks_like_class_name(
             annotation.id if isinstance(annotation, ast.Name) else annotation.attr
         ):
             found.append((arg.arg, annotation))
@@ -723,12 +723,12 @@ def _checked_class(test: ast.expr, name: str) -> ast.expr | None:
     """X of `isinstance(name, X)`, `name.__class__ is X`, `type(name) is X` (or ==)."""
     checked = _call_on(test, "isinstance", name)
     if checked is not None and len(checked) == 2:
-        return checked[1] if isinstance(checked[1], ast.Name | ast.Attribute) else None
+        return checked[1] if isinstance(checked[1], (ast.Name, ast.Attribute)) else None
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is | ast.Eq)
-        and isinstance(test.comparators[0], ast.Name | ast.Attribute)
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.comparators[0], (ast.Name, ast.Attribute))
     ):
         left = test.left
         typed = _call_on(left, "type", name)
@@ -772,7 +772,7 @@ def _class_set(raised: ast.expr | None, node: ast.Raise, frame: _Frame) -> ast.e
             and target.attr == "__class__"
             and isinstance(target.value, ast.Name)
             and target.value.id == raised.id
-            and isinstance(statement.value, ast.Name | ast.Attribute)
+            and isinstance(statement.value, (ast.Name, ast.Attribute))
         ):
             found = statement.value
         elif any(
@@ -792,7 +792,7 @@ def _name_defaults(
     with_defaults = positional[len(positional) - len(args.defaults) :]
     pairs = list(zip(with_defaults, args.defaults, strict=True))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
-    return tuple((a.arg, d) for a, d in pairs if isinstance(d, ast.Name | ast.Attribute))
+    return tuple((a.arg, d) for a, d in pairs if isinstance(d, (ast.Name, ast.Attribute)))
 
 
 def _bound_by_callers(tree: ast.Module) -> dict[str, tuple[tuple[str, ast.expr], ...]]:
@@ -803,10 +803,10 @@ def _bound_by_callers(tree: ast.Module) -> dict[str, tuple[tuple[str, ast.expr],
     call (handed on as a callback, say), as another module could then call it too."""
     raising: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     defined = Counter(
-        n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         name = node.name
         # defined twice: which one a call reaches is unknown
@@ -864,7 +864,7 @@ def _bound_names(node: ast.AST) -> set[str]:
 
 
 def _class_or_text(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Name | ast.Attribute) or (
+    return isinstance(node, (ast.Name, ast.Attribute)) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
 
@@ -900,7 +900,7 @@ def _defaulted(
     default = bound.get(func.id) if isinstance(func, ast.Name) else None
     args = [text(arg) for arg in raised.args]
     keywords = [ast.keyword(k.arg, text(k.value)) for k in raised.keywords]
-    if isinstance(default, ast.Name | ast.Attribute):
+    if isinstance(default, (ast.Name, ast.Attribute)):
         func = default
     elif args == raised.args and all(
         k.value is old.value for k, old in zip(keywords, raised.keywords, strict=True)

@@ -52,7 +52,7 @@ def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Name | ast.Attribute)
+            and isinstance(stmt.value, (ast.Name, ast.Attribute))
             and looks_like_class_name(stmt.targets[0].id)
         ):
             written = unparse(stmt.value)
@@ -353,9 +353,9 @@ def _function_imports(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _defined_names(stmt: ast.stmt) -> Iterator[str]:
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
-    elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+    elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
             yield from (n.id for n in scope.walk(target) if isinstance(n, ast.Name))
@@ -364,7 +364,7 @@ def _defined_names(stmt: ast.stmt) -> Iterator[str]:
 def _module_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     for stmt in body:
         yield stmt
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         for field in ("body", "orelse", "finalbody", "handlers"):
             children = getattr(stmt, field, None)
@@ -408,7 +408,7 @@ def _classes(
                 init_defaults=tuple(sorted(defaults.items())),
             )
             yield from _classes(stmt.body, qualname, src, constants)
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield from _classes(stmt.body, (*outer, stmt.name, "<locals>"), src, constants)
 
 
@@ -584,7 +584,7 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
     for name, value in sorted(assigned.items()):
         if (  # case: errno = -1, a signed number
             isinstance(value, ast.UnaryOp)
-            and isinstance(value.op, ast.USub | ast.UAdd)
+            and isinstance(value.op, (ast.USub, ast.UAdd))
             and isinstance(value.operand, ast.Constant)
             and type(value.operand.value) in (int, float)
         ):
@@ -620,7 +620,7 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
     # each statement read once: the names it reads or binds, and those it binds
     statements = []
     for node in nodes:
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
             found_names = [n for n in scope.walk(node) if isinstance(n, ast.Name)]
             stored = {n.id for n in found_names if isinstance(n.ctx, ast.Store)}
             statements.append((node, {n.id for n in found_names}, stored))
@@ -637,7 +637,7 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
                     fed.add(func.value.id)
     found = set()
     for node, _, _ in statements:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
             if (
@@ -1153,7 +1153,7 @@ def _begins_with_the_arguments(value: ast.expr, method: ast.FunctionDef) -> bool
             bound = [
                 node
                 for node in scope.own_nodes(method.body)
-                if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr)
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
                 and any(isinstance(t, ast.Name) and t.id == value.id for t in _targets(node))
             ]
             plain = [node for node in bound if isinstance(node, ast.Assign)]
@@ -1179,7 +1179,7 @@ def _passes_one(init: ast.FunctionDef) -> bool:
 def _targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.Assign):
         return [t for target in node.targets for t in scope.walk(target) if isinstance(t, ast.expr)]
-    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
         return [node.target]
     return []
 
@@ -1422,7 +1422,7 @@ def _explicit_base(call: ast.Call) -> bool:
     func = call.func
     return (
         isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name | ast.Attribute)
+        and isinstance(func.value, (ast.Name, ast.Attribute))
         and bool(call.args)
         and isinstance(call.args[0], ast.Name)
         and call.args[0].id == "self"
