@@ -45,11 +45,22 @@ class _Frame(NamedTuple):  # a tuple: made for every block, faster than a datacl
     cls: str | None  # qualname of the class whose method (or body) this is
     handlers: Handlers
     path: tuple[guards.Step, ...] = ()
-    is_property: bool = False
-    # the function's parameters whose default is a name (`exc_cls=errors.ArgumentError`)
-    defaults: tuple[tuple[str, ast.expr], ...] = ()
-    # the function's parameters annotated with a class (`error: BuildError`)
-    annotated: tuple[tuple[str, ast.expr], ...] = ()
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the one it is in
+
+    # what only a few sites ask of their function: read when asked, not for every function
+    @property
+    def is_property(self) -> bool:
+        return self.function is not None and _is_property(self.function)
+
+    @property
+    def defaults(self) -> tuple[tuple[str, ast.expr], ...]:
+        """The function's parameters whose default is a name (`exc_cls=errors.ArgumentError`)."""
+        return () if self.function is None else _name_defaults(self.function)
+
+    @property
+    def annotated(self) -> tuple[tuple[str, ast.expr], ...]:
+        """The function's parameters annotated with a class (`error: BuildError`)."""
+        return () if self.function is None else _annotated(self.function)
 
 
 def extract(
@@ -210,8 +221,7 @@ def _after_early_exits(
         if guards.early_exit(child) and frame.scope:  # in a function only
             frame = _Frame(
                 frame.scope, frame.body, frame.cls, frame.handlers,
-                (*frame.path, (child, guards.EARLY)), frame.is_property, frame.defaults,
-                frame.annotated,
+                (*frame.path, (child, guards.EARLY)), frame.function,
             )  # fmt: skip
     return out
 
@@ -298,10 +308,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
         entered = False
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = scope.enter(frame.scope, node)
-            inner = _Frame(
-                names, node.body, frame.cls, (), (), _is_property(node),
-                _name_defaults(node), _annotated(node),
-            )  # fmt: skip
+            inner = _Frame(names, node.body, frame.cls, (), (), node)
         elif isinstance(node, ast.ClassDef):
             names = scope.enter(frame.scope, node)
             inner = _Frame(names, node.body, scope.qualname(names), ())
@@ -310,9 +317,8 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
             if isinstance(node, ast.ExceptHandler):
                 handlers = (*frame.handlers, node)
                 inner = _Frame(
-                    frame.scope, frame.body, frame.cls, handlers, frame.path,
-                    frame.is_property, frame.defaults, frame.annotated,
-                )  # fmt: skip
+                    frame.scope, frame.body, frame.cls, handlers, frame.path, frame.function
+                )
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
@@ -324,9 +330,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         inner.cls,
                         inner.handlers,
                         (*inner.path, (node, field)),
-                        inner.is_property,
-                        inner.defaults,
-                        inner.annotated,
+                        inner.function,
                     )
                 stack.extend(reversed(_after_early_exits(children, child_frame)))
 
