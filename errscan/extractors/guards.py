@@ -58,7 +58,7 @@ def conditional(node: ast.AST, field: str) -> bool:
     if field == "orelse":
         return isinstance(node, (ast.While, ast.For, ast.AsyncFor, ast.Try))
     return field == "body" and isinstance(
-        node, ast.While | ast.For | ast.AsyncFor | ast.ExceptHandler
+        node, (ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler)
     )
 
 

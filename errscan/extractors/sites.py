@@ -216,9 +216,11 @@ def _after_early_exits(
     (raise, continue, break) is reached only when COND is false, a condition of its own."""
     out = []
     for child in children:
-        if type(child) not in _LEAVES:
+        kind = type(child)
+        if kind not in _LEAVES:
             out.append((child, frame))
-        if guards.early_exit(child) and frame.scope:  # in a function only
+        # early_exit asked of an `if` only: the check is made for every statement
+        if kind is ast.If and frame.scope and guards.early_exit(child):  # in a function only
             frame = _Frame(
                 frame.scope, frame.body, frame.cls, frame.handlers,
                 (*frame.path, (child, guards.EARLY)), frame.function,

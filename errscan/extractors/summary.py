@@ -590,7 +590,7 @@ def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ..
         ):
             value = ast.Constant(ast.literal_eval(value))
         if isinstance(value, ast.Constant) and isinstance(
-            value.value, str | int | float | bool | type(None)
+            value.value, (str, int, float, bool, type(None))
         ):
             text = repr(value.value)
             if len(text) <= _MAX_CONSTANT_CHARS:
