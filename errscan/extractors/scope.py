@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 MODULE = "<module>"
 Scope = tuple[str, ...]
@@ -35,20 +35,12 @@ def own_nodes(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a function's body that run as its own code: those of nested
     functions, classes and lambdas left out (an explicit stack, so no recursion)."""
     stack: list[ast.AST] = list(body)
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    node_type = ast.AST
     while stack:
-        node = pop()
+        node = stack.pop()
         if type(node) in _NOT_OWN:
             continue
         yield node
-        # ast.iter_child_nodes, inlined: the same children in the same order
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                push(value)
-            elif isinstance(value, list):
-                extend([item for item in value if isinstance(item, node_type)])
+        _add_children(node, stack.append, stack.extend)
 
 
 _NOT_OWN = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
@@ -58,17 +50,22 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk, some twice as fast: `node` and every node under it, in ast.walk's order
     (breadth first, each node's children as ast.iter_child_nodes gives them)."""
     todo = deque([node])
-    popleft, append, extend = todo.popleft, todo.append, todo.extend
-    node_type = ast.AST
     while todo:
-        node = popleft()
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                append(value)
-            elif isinstance(value, list):
-                extend([item for item in value if isinstance(item, node_type)])
+        node = todo.popleft()
+        _add_children(node, todo.append, todo.extend)
         yield node
+
+
+def _add_children(
+    node: ast.AST, add: Callable[[ast.AST], None], add_all: Callable[[list[ast.AST]], None]
+) -> None:
+    """ast.iter_child_nodes without its generator: the same children, in the same order."""
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            add(value)
+        elif isinstance(value, list):
+            add_all([item for item in value if isinstance(item, ast.AST)])
 
 
 # statement lists of a compound statement (those of handlers and match cases apart)
