@@ -27,8 +27,10 @@ read from the tables (Group, read_group), and ranking it is a pure function
 groups done. Where most records are to rank (a first scan), the workers read the groups
 themselves, from a copy of the tables: the scan's own are in its uncommitted
 transaction, which no other connection sees. A first ranking of up to _HELD records
-(a state's first scan) is one group, read from memory rather than the tables, and
-ranked in this process: the tables are still written, for the scans after it.
+(a state's first scan) is one group, read from memory rather than the tables (held_group)
+and ranked in this process, or, where a scan spreads its linking over the pool
+(fanout.py), by the workers a few files at a time (Ranker); the tables are still
+written, for the scans after it.
 """
 
 from __future__ import annotations
@@ -478,11 +480,6 @@ class Ranking:
     def held(self) -> bool:
         """Whether this is a first ranking, held in memory (see ranked)."""
         return self._held is not None
-
-    def every_list(self) -> dict[str, tuple[str, ...]]:
-        """The related list of every record that has one, by id."""
-        rows = self._db.execute("SELECT id, related FROM rec WHERE related != '[]'")
-        return {rid: tuple(json.loads(related)) for rid, related in rows}
 
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
         """The related lists of one file's records, by id."""
