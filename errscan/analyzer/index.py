@@ -66,24 +66,6 @@ class Modules(Protocol):
         path)."""
 
 
-class HeldModules:
-    """The modules of a few files, held in memory (one file, or a test)."""
-
-    def __init__(self, paths: Iterable[str]) -> None:
-        ordered = sorted(set(paths))
-        packages = {path.rsplit("/", 1)[0] for path in ordered if _is_package_init(path)}
-        self._modules = {path: module_name(path, packages.__contains__) for path in ordered}
-        self._files: dict[str, str] = {}
-        for path in sorted(ordered, key=lambda p: (p.endswith(".pyi"), p)):
-            self._files.setdefault(self._modules[path], path)
-
-    def module_of(self, path: str) -> str | None:
-        return self._modules.get(path)
-
-    def file_of(self, module: str) -> str | None:
-        return self._files.get(module)
-
-
 class HeldTable:
     """A ModuleTable's rows held in memory, answering as the table does (for a pool
     worker, which cannot read the main process's tables)."""
@@ -100,6 +82,16 @@ class HeldTable:
 
     def file_of(self, module: str) -> str | None:
         return self._files.get(module)
+
+
+class HeldModules(HeldTable):
+    """The modules of a few files, held in memory (one file, or a test)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        ordered = sorted(set(paths))
+        packages = {path.rsplit("/", 1)[0] for path in ordered if _is_package_init(path)}
+        is_package = packages.__contains__
+        super().__init__((p, module_name(p, is_package), p.endswith(".pyi")) for p in ordered)
 
 
 def namespace_candidates(listing: Listing) -> list[tuple[str, list[str]]]:

@@ -17,7 +17,6 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import cast
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
@@ -146,15 +145,12 @@ def _add_functions(
     found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]],
 ) -> None:
     for stmt in body:
-        kind = type(stmt)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            function = cast("ast.FunctionDef | ast.AsyncFunctionDef", stmt)
-            found.append((".".join((*outer, function.name)), function))
-            _add_functions(function.body, (*outer, function.name, "<locals>"), found)
-        elif kind is ast.ClassDef:
-            cls = cast("ast.ClassDef", stmt)
-            _add_functions(cls.body, (*outer, cls.name), found)
-        elif kind is ast.If or kind is ast.Try:  # definitions under `if TYPE_CHECKING:`...
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((".".join((*outer, stmt.name)), stmt))
+            _add_functions(stmt.body, (*outer, stmt.name, "<locals>"), found)
+        elif isinstance(stmt, ast.ClassDef):
+            _add_functions(stmt.body, (*outer, stmt.name), found)
+        elif isinstance(stmt, (ast.If, ast.Try)):  # definitions under `if TYPE_CHECKING:`...
             for field in ("body", "orelse", "finalbody"):
                 _add_functions(getattr(stmt, field, []), outer, found)
 
