@@ -55,6 +55,7 @@ _COLUMNS = ("data", "summary", "names", "features")
 _CHECK = 8  # bytes of each column's digest in `checks`: a damaged value is a miss
 _LOCK_WAIT = 15  # seconds to wait for another errscan's write before giving up
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
+_TOUCHED = 3600  # seconds an entry's mark of use stands before a read marks it again
 
 
 @dataclass(frozen=True)
@@ -115,18 +116,22 @@ class ResultCache:
         and whose value matches its digest (a damaged value is a miss: scanned again)."""
         offset = _CHECK * _COLUMNS.index(column)
         found: dict[str, bytes] = {}
+        stale: list[str] = []  # found, and last marked used over _TOUCHED ago
+        since = time.time() - _TOUCHED
         keys = [self._key(sha) for sha in shas]
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, {column}, checks FROM results WHERE key IN ({marks})"
-            for key, data, checks in self._db.execute(query, chunk):
+            query = f"SELECT key, {column}, checks, used FROM results WHERE key IN ({marks})"
+            for key, data, checks, used in self._db.execute(query, chunk):
                 if not isinstance(data, bytes) or not isinstance(checks, bytes):
                     continue
                 if _digest(data) == checks[offset : offset + _CHECK]:
                     found[key.split(":", 1)[0]] = data
-        if found:  # whichever column: an incremental scan reads summaries and features
-            self._touch([self._key(sha) for sha in found])
+                    if not isinstance(used, (int, float)) or used < since:
+                        stale.append(key)
+        if stale:  # whichever column: an incremental scan reads summaries and features
+            self._touch(stale)
         return found
 
     def summary(self, sha: str) -> FileSummary | None:
@@ -134,8 +139,9 @@ class ResultCache:
         return decode_summary(found[sha]) if sha in found else None
 
     def _touch(self, keys: list[str]) -> None:
-        """Mark entries used, for pruning; those marked within the hour are left as they
-        are, so a rescan soon after another writes nothing."""
+        """Mark entries used, for pruning. get_many asks only of those last marked over
+        _TOUCHED ago: a rescan soon after another writes nothing, and the pool's workers,
+        reading what they have just stored, never wait on each other's write lock."""
         now = time.time()
         with contextlib.suppress(sqlite3.OperationalError), self._db:
             for start in range(0, len(keys), _CHUNK):
@@ -143,7 +149,7 @@ class ResultCache:
                 marks = ",".join("?" * len(chunk))
                 self._db.execute(
                     f"UPDATE results SET used = ? WHERE key IN ({marks}) AND used < ?",
-                    [now, *chunk, now - 3600],
+                    [now, *chunk, now - _TOUCHED],
                 )
 
     def put_many(self, entries: Iterable[tuple[str, Encoded]]) -> None:

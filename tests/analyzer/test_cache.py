@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -285,3 +286,31 @@ def test_encode_decode_round_trip() -> None:
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None
     assert cache.decode_summary(b"[1]") is None
+
+
+def test_a_read_marks_only_entries_not_marked_within_the_hour(tmp_path: Path) -> None:
+    """Pruning goes least recently used first; a read marks an entry used only where its
+    mark is older than an hour, so the pool's workers reading what they have just stored
+    write nothing (and never wait on each other's write lock)."""
+    results = cache.ResultCache(tmp_path / "results.sqlite", "digest")
+    encoded = (b"[]", b"{}", b"[[], []]", b"[]")
+    results.put_many([("old", encoded), ("new", encoded)])
+    db = results._db
+    stale = time.time() - 2 * cache._TOUCHED
+    db.execute("UPDATE results SET used = ? WHERE key = ?", (stale, "old:digest"))
+    recent = db.execute("SELECT used FROM results WHERE key = 'new:digest'").fetchone()[0]
+    written: list[str] = []
+    db.set_trace_callback(written.append)
+    assert set(results.get_many(["old", "new"], column="names")) == {"old", "new"}
+    db.set_trace_callback(None)
+    updates = [statement for statement in written if statement.startswith("UPDATE")]
+    assert len(updates) == 1 and "'old:digest'" in updates[0]
+    used = dict(db.execute("SELECT key, used FROM results"))
+    assert used["new:digest"] == recent
+    assert used["old:digest"] > stale + cache._TOUCHED
+    written.clear()
+    db.set_trace_callback(written.append)
+    results.get_many(["old", "new"])  # both marked within the hour now
+    db.set_trace_callback(None)
+    assert not [statement for statement in written if not statement.startswith("SELECT")]
+    results.close()
