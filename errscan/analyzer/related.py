@@ -78,6 +78,14 @@ _PENDING = 4000  # records added before they are written
 _HELD = 5_000  # records a first ranking holds in memory (some 30 MB at most); past that,
 # the tables alone, whose memory stays flat
 
+# the indexes of the keys' tables, which a first ranking builds once its rows are in
+# rather than row by row, which costs more
+_KEY_INDEXES = {
+    "word_word": "word (word)",
+    "word_id": "word (id)",
+    "post_key": "post (key)",
+    "post_id": "post (id)",
+}
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rec (
     id TEXT PRIMARY KEY,
@@ -90,13 +98,9 @@ CREATE TABLE IF NOT EXISTS rec (
 CREATE INDEX IF NOT EXISTS rec_path ON rec (path, seq);
 CREATE INDEX IF NOT EXISTS rec_dirty ON rec (dirty) WHERE dirty != 0;
 CREATE TABLE IF NOT EXISTS word (word TEXT NOT NULL, id TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS word_word ON word (word);
-CREATE INDEX IF NOT EXISTS word_id ON word (id);
 CREATE TABLE IF NOT EXISTS df (word TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS post (key TEXT NOT NULL, id TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS post_key ON post (key);
-CREATE INDEX IF NOT EXISTS post_id ON post (id);
-"""
+""" + "".join(f"CREATE INDEX IF NOT EXISTS {name} ON {on};\n" for name, on in _KEY_INDEXES.items())
 _COPIED = """
 CREATE TABLE rec (id TEXT PRIMARY KEY, path TEXT, seq INTEGER, feature TEXT, related TEXT,
                   dirty INTEGER);
@@ -197,6 +201,18 @@ class Ranking:
         self._held: list[tuple[str, str, int, str, Sequence[Any]]] | None = [] if fresh else None
         self._held_keys: list[tuple[str, str]] | None = None  # made once, when first asked
         self._held_counts: Counter[str] = Counter()
+        self._unindexed = fresh
+        if fresh:
+            for name in _KEY_INDEXES:
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def build_indexes(self) -> None:
+        """The indexes a first ranking left out while its rows went in (settle builds
+        them; the state's commit makes sure of them)."""
+        if self._unindexed:
+            for name, on in _KEY_INDEXES.items():
+                self._db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
+            self._unindexed = False
 
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the records of these files (changed or gone)."""
@@ -223,7 +239,8 @@ class Ranking:
     def add(self, path: str, records: Sequence[tuple[str, Sequence[object]]]) -> None:
         """One file's records, (id, features) in (line, col) order, in place of those the
         file had: a record it had already, with the same features, keeps its keys."""
-        had = dict(self._db.execute("SELECT id, feature FROM rec WHERE path = ?", (path,)))
+        query = "SELECT id, feature FROM rec WHERE path = ?"
+        had = {} if self._fresh else dict(self._db.execute(query, (path,)))  # a first scan's: none
         moved = []
         for seq, (rid, feature) in enumerate(records):
             text = json.dumps(list(feature))
@@ -284,6 +301,7 @@ class Ranking:
             self._index_held()
         else:
             self._index_keys()
+        self.build_indexes()
         if self._fresh:
             return
         # sharing a key with a record gone, new or reweighted, where that key picks

@@ -39,9 +39,10 @@ CREATE TABLE IF NOT EXISTS dep (path TEXT NOT NULL, used TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS dep_used ON dep (used);
 CREATE INDEX IF NOT EXISTS dep_path ON dep (path);
 CREATE TABLE IF NOT EXISTS defn (key TEXT NOT NULL, path TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS defn_key ON defn (key);
-CREATE INDEX IF NOT EXISTS defn_path ON defn (path);
 """
+_DEFN_KEY = "CREATE INDEX IF NOT EXISTS defn_key ON defn (key)"
+_DEFN_PATH = "CREATE INDEX IF NOT EXISTS defn_path ON defn (path)"
+_SCHEMA += f"{_DEFN_KEY};\n{_DEFN_PATH};\n"
 # defn: where each class (`c:NAME`) and factory (`f:NAME`) of the scan is defined, so
 # exception resolution asks SQLite rather than holding every name of the repository.
 COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON text)
@@ -170,10 +171,15 @@ class State:
             renamed |= defines(path, old) ^ defines(path, new)
         relink_all = anew or self.fresh or bool(removed) or bool(db.execute(added).fetchone()[0])
         if relink_all:  # module names may have changed: every file's names anew
+            # the table's indexes built once its rows are in, not row by row
+            db.execute("DROP INDEX IF EXISTS defn_key")
+            db.execute("DROP INDEX IF EXISTS defn_path")
             db.execute("DELETE FROM defn")
             rows = db.execute("SELECT path, names FROM now ORDER BY path")
             while batch := rows.fetchmany(_STAGED):
                 self._define(batch, defines)
+            db.execute(_DEFN_KEY)
+            db.execute(_DEFN_PATH)
         else:
             db.execute("DELETE FROM defn WHERE path IN (SELECT path FROM now WHERE redo = 1)")
             self._define(
@@ -271,6 +277,7 @@ class State:
 
     def finish(self, commit: str) -> None:
         """Make this scan the kept one."""
+        self.ranking.build_indexes()
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         self.db.execute("COMMIT")
 

@@ -284,3 +284,39 @@ def test_an_unusable_state_dir_gives_a_private_state(
     (_private_cache / "state").write_text("a file where the folder goes")
     _fresh_and_incremental(basic_repo)
     assert (_private_cache / "state").read_text() == "a file where the folder goes"
+
+
+
+def _indexes(db: sqlite3.Connection) -> set[str]:
+    return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def test_a_first_scan_builds_its_tables_indexes_at_the_end(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first scan writes the ranking's keys and the defined names without their
+    indexes, and builds those once the rows are in: the state it keeps has every index
+    the schema declares, and rescans as a fresh scan would."""
+    schema = sqlite3.connect(":memory:")
+    schema.executescript(state._SCHEMA + related.SCHEMA)
+    declared = _indexes(schema)
+    assert {"post_key", "post_id", "word_word", "word_id", "defn_key", "defn_path"} <= declared
+    before: list[set[str]] = []
+    build = related.Ranking.build_indexes
+
+    def building(self: related.Ranking) -> None:
+        before.append(_indexes(self._db))
+        build(self)
+
+    monkeypatch.setattr(related.Ranking, "build_indexes", building)
+    errscan.extract(str(basic_repo))
+    assert not before[0] & {"post_key", "post_id", "word_word", "word_id"}
+    (path,) = (_private_cache / "state").glob("*.sqlite")
+    kept = sqlite3.connect(path)
+    assert _indexes(kept) == declared
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    _fresh_and_incremental(basic_repo)
+    assert _indexes(kept) == declared
+    kept.close()
