@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from errscan import __version__, build, launch
+from errscan import __version__, background, build, launch
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
@@ -601,6 +601,7 @@ def extract(target: str, **options: Unpack[ScanOptions]) -> ScanResult:
     """Scan REPO@REV and return every record at once; the options are those of `scan`."""
     running = scan(target, **options)
     records = tuple(running)
+    background.wait()  # the state closed: the caller finds the cache at rest
     return ScanResult(
         repo=running.repo,
         commit=running.commit,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import errscan
+from errscan import background
 from errscan.analyzer import repo
 from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
@@ -279,6 +280,7 @@ def _local(
     """A process per repository, `jobs` at a time: one that dies (killed, out of memory)
     is run again up to `retries` times; one past `timeout` is killed and failed."""
     context: Any = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    background.wait()  # no thread of ours runs when the children fork
     queue = [(item, 1) for item in items]
     running: list[_Running] = []
     serial = itertools.count()

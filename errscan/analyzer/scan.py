@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
+from errscan import background
 from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, Listing, SourceFile, Unread, chunks
 from errscan.analyzer.parse import parse
@@ -337,7 +338,9 @@ class Scanner:
         from concurrent.futures import ProcessPoolExecutor
 
         # fork is cheap, and safe here: no thread of ours runs when a pool starts (a
-        # replaced pool's threads have ended with its shutdown)
+        # replaced pool's threads have ended with its shutdown, a state closing behind
+        # an earlier scan is waited for)
+        background.wait()
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(
             self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)

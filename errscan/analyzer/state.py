@@ -12,6 +12,7 @@ a scan cut short leaves the last one as it was.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from errscan import background
 from errscan.analyzer import related
 from errscan.analyzer.files import BlobEntry
 from errscan.models import FileError
@@ -117,6 +119,7 @@ class State:
     @classmethod
     def open(cls, cache_root: Path, key: str) -> State:
         """The lineage's kept state, or a private one where another scan holds it."""
+        background.wait()  # a state closing behind the last scan: closed
         folder = cache_root / "state"
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -276,15 +279,28 @@ class State:
         return (found[0] if found is not None else "[]") != now
 
     def finish(self, commit: str) -> None:
-        """Make this scan the kept one."""
+        """Make this scan the kept one. The commit only appends to the write-ahead log:
+        copying the log into the database, and waiting on the disk for it, is left to
+        the close."""
         self.ranking.build_indexes()
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        self.db.execute("PRAGMA wal_autocheckpoint = 0")
         self.db.execute("COMMIT")
 
     def close(self) -> None:
+        """Let go of the state: a scan cut short is rolled back; a finished one closes
+        behind the scan (background.py), where its connection, the last, checkpoints."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
-        self.db.close()
+            self.db.close()
+            return
+        background.run(functools.partial(_close_quietly, self.db))
+
+
+def _close_quietly(db: sqlite3.Connection) -> None:
+    # a checkpoint that fails leaves the log, which the next connection reads
+    with contextlib.suppress(sqlite3.Error):
+        db.close()
 
 
 def _error(path: str, text: str | None) -> FileError | None:
@@ -298,7 +314,10 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
     """The state file (None: a temporary database), made anew where it is of another
     layout or not a database."""
     for attempt in range(2):
-        db = sqlite3.connect(path or "", timeout=wait, isolation_level=None)
+        # closed in another thread (State.close), once this one is done with it
+        db = sqlite3.connect(
+            path or "", timeout=wait, isolation_level=None, check_same_thread=False
+        )
         try:
             if path is not None and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode=WAL")

@@ -38,6 +38,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from errscan import background
 from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.errors import InputError
@@ -438,6 +439,7 @@ def _make(
         workers = min(jobs, len(first))
         if workers > 1 and many:
             run.writer.wait()  # no thread of ours runs when the workers fork
+            background.wait()
             context = multiprocessing.get_context("fork")
             # each worker loads the page's template and the lexer as it starts, all at
             # once, while this process reads what their first tasks need

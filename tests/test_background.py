@@ -1,0 +1,76 @@
+"""Work left to finish behind a scan: waited for before a fork, a state's reopening, and
+the command's exit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import errscan
+from errscan import background
+from errscan.analyzer import scan, state
+
+
+def _slow(done: list[str], name: str) -> None:
+    time.sleep(0.3)
+    done.append(name)
+
+
+def test_wait_ends_all_the_work_started() -> None:
+    done: list[str] = []
+    background.run(lambda: _slow(done, "a"))
+    background.run(lambda: _slow(done, "b"))
+    background.wait()
+    assert sorted(done) == ["a", "b"]
+    assert [t for t in threading.enumerate() if t.name == "errscan-background"] == []
+
+
+def test_a_pool_forks_once_the_work_has_ended() -> None:
+    done: list[str] = []
+    background.run(lambda: _slow(done, "closed"))
+    with scan.Scanner(2, 3) as scanner:
+        assert scanner.pooled
+        assert done == ["closed"]
+
+
+def test_a_state_opens_once_its_last_close_has_ended(
+    basic_repo: Path, _private_cache: Path
+) -> None:
+    """A scan's state closes behind it (its last checkpoint); the next scan of the same
+    lineage waits for that rather than working in a private state."""
+    records = list(errscan.scan(str(basic_repo)))  # iterated: the state closes behind
+    done: list[str] = []
+    background.run(lambda: _slow(done, "closed"))
+    kept = state.State.open(_private_cache, "lineage")
+    try:
+        assert done == ["closed"]
+    finally:
+        kept.close()
+    background.wait()
+    assert list(errscan.scan(str(basic_repo))) == records
+    background.wait()
+    assert not list((_private_cache / "state").glob("*-wal"))  # checkpointed, log removed
+
+
+def test_the_command_exits_once_the_work_has_ended(tmp_path: Path) -> None:
+    """The command ends its process without the interpreter's teardown (os._exit), which
+    would not wait for threads: an exit handler waits."""
+    marker = tmp_path / "done"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from errscan import background, __main__
+        def work():
+            time.sleep(0.3)
+            open({str(marker)!r}, "w").close()
+        background.run(work)
+        sys.argv = ["errscan", "--version"]
+        __main__.run()
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    assert marker.exists()
