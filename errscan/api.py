@@ -662,12 +662,11 @@ def export(
 def _kept_state(opts: _Options, lineage: str) -> Iterator[state.State]:
     """The last scan's state for this lineage, or with use_cache=False a private one."""
     kept = state.State.open(opts.cache_root, lineage) if opts.use_cache else state.State.private()
+    prune = functools.partial(state.prune, opts.cache_root, cache.DEFAULT_MAX_BYTES // 4)
     try:
         yield kept
     finally:
-        kept.close()
-    if opts.use_cache:
-        state.prune(opts.cache_root, cache.DEFAULT_MAX_BYTES // 4)
+        kept.close(then=prune if opts.use_cache else None)  # pruned once it is closed
 
 
 @contextlib.contextmanager
@@ -1036,6 +1035,7 @@ def prune_cache(
     if max_bytes is None:
         max_bytes = cache.DEFAULT_MAX_BYTES
     root = _cache_root(cache_dir)
+    background.wait()  # no state or cache of an earlier scan closing
     dropped = settings.prune(root, settings.MAX_KEPT if max_bytes > 0 else 0)
     dropped += launch.prune(root, launch.KEPT if max_bytes > 0 else 0)
     results = cache.ResultCache.open(root, __version__, 0)

@@ -1,7 +1,7 @@
-"""Work a scan leaves to finish behind it, in threads of this process: a kept state's
-last checkpoint (state.State.close), a few tens of milliseconds of writing and waiting
-on the disk that the rest of the scan's end (the result cache's close, the output's
-rename) need not wait for.
+"""Work a scan leaves to finish behind it, in threads of this process: closing the kept
+state and the result cache (the last connection to a SQLite file checkpoints it: tens
+of milliseconds of copying and waiting on the disk), which the rest of the scan's end
+(the output's rename, the command's exit) need not wait for.
 
 Such work has ended before this process forks (scan.Scanner waits: a fork while a
 thread of ours runs could copy a lock it holds), before a state is opened again, and
@@ -11,6 +11,8 @@ before the process exits (an exit handler waits, which the command's quick exit 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import sqlite3
 import threading
 from collections.abc import Callable
 
@@ -20,7 +22,8 @@ _registered = False
 
 
 def run(work: Callable[[], None]) -> None:
-    """Start `work` in a thread of its own; `work` must not raise."""
+    """Start `work` in a thread of its own. It must not raise, nor wait for this
+    module's work (its own thread among it)."""
     global _registered
     thread = threading.Thread(target=work, name="errscan-background")
     with _lock:
@@ -39,3 +42,17 @@ def wait() -> None:
                 return
             thread = _running.pop()
         thread.join()
+
+
+def close(db: sqlite3.Connection, then: Callable[[], object] | None = None) -> None:
+    """Close a connection (made with check_same_thread=False) behind the scan, then do
+    `then` in the same thread. A checkpoint that fails leaves the write-ahead log,
+    which the next connection reads."""
+
+    def closing() -> None:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
+        if then is not None:
+            then()
+
+    run(closing)

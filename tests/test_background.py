@@ -40,8 +40,8 @@ def test_a_pool_forks_once_the_work_has_ended() -> None:
 def test_a_state_opens_once_its_last_close_has_ended(
     basic_repo: Path, _private_cache: Path
 ) -> None:
-    """A scan's state closes behind it (its last checkpoint); the next scan of the same
-    lineage waits for that rather than working in a private state."""
+    """A scan's state and result cache close behind it (their last checkpoint); the next
+    scan of the same lineage waits for that rather than working in a private state."""
     records = list(errscan.scan(str(basic_repo)))  # iterated: the state closes behind
     done: list[str] = []
     background.run(lambda: _slow(done, "closed"))
@@ -53,7 +53,8 @@ def test_a_state_opens_once_its_last_close_has_ended(
     background.wait()
     assert list(errscan.scan(str(basic_repo))) == records
     background.wait()
-    assert not list((_private_cache / "state").glob("*-wal"))  # checkpointed, log removed
+    # checkpointed as they closed, their logs removed
+    assert not list(_private_cache.glob("**/*-wal"))
 
 
 def test_the_command_exits_once_the_work_has_ended(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from errscan import background
 from errscan.analyzer import related
 from errscan.analyzer.link import key_fields
 from errscan.errors import CacheError
@@ -106,7 +107,12 @@ class ResultCache:
             raise CacheError(f"cache dir not writable: {cache_dir}: {reason}") from exc
 
     def close(self) -> None:
-        self._db.close()
+        """Let go of the cache. A file's connection, likely the last, checkpoints as it
+        closes: behind the scan (background.py)."""
+        if str(self.path) == ":memory:":
+            self._db.close()
+        else:
+            background.close(self._db)
 
     def _key(self, sha: str) -> str:
         return f"{sha}:{self.digest}"
@@ -198,11 +204,16 @@ def _connect(path: Path) -> sqlite3.Connection:
     if str(path) == ":memory:":
         return _prepare(sqlite3.connect(":memory:", isolation_level=None))
     path.parent.mkdir(parents=True, exist_ok=True)
+    background.wait()  # an earlier scan's connection closed (it may delete the log by name)
     deadline = time.monotonic() + _LOCK_WAIT
     replaced = False
     while True:
         try:
-            return _prepare(sqlite3.connect(path, timeout=_LOCK_WAIT, isolation_level=None))
+            # closed in another thread (close), once this one is done with it
+            db = sqlite3.connect(
+                path, timeout=_LOCK_WAIT, isolation_level=None, check_same_thread=False
+            )
+            return _prepare(db)
         except sqlite3.OperationalError as exc:
             # switching to WAL or creating the table takes a lock that another errscan
             # starting at the same moment may hold, and SQLite does not always wait for it

@@ -12,7 +12,6 @@ a scan cut short leaves the last one as it was.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -287,20 +286,17 @@ class State:
         self.db.execute("PRAGMA wal_autocheckpoint = 0")
         self.db.execute("COMMIT")
 
-    def close(self) -> None:
-        """Let go of the state: a scan cut short is rolled back; a finished one closes
-        behind the scan (background.py), where its connection, the last, checkpoints."""
+    def close(self, then: Callable[[], object] | None = None) -> None:
+        """Let go of the state, then do `then`: a scan cut short is rolled back; a
+        finished one closes behind the scan (background.py), where its connection, the
+        last, checkpoints, and `then` follows it there."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
             self.db.close()
+            if then is not None:
+                then()
             return
-        background.run(functools.partial(_close_quietly, self.db))
-
-
-def _close_quietly(db: sqlite3.Connection) -> None:
-    # a checkpoint that fails leaves the log, which the next connection reads
-    with contextlib.suppress(sqlite3.Error):
-        db.close()
+        background.close(self.db, then)
 
 
 def _error(path: str, text: str | None) -> FileError | None:
@@ -360,7 +356,8 @@ def usage(cache_root: Path) -> tuple[int, int]:
 
 
 def prune(cache_root: Path, max_bytes: int, max_states: int = DEFAULT_MAX_STATES) -> int:
-    """Drop least recently used states until at most `max_states` and `max_bytes` remain."""
+    """Drop least recently used states until at most `max_states` and `max_bytes` remain
+    (none of them closing behind a scan: see State.close's `then`)."""
     files = sorted(_states(cache_root), key=lambda found: found[2], reverse=True)
     total = 0
     dropped = 0

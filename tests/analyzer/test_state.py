@@ -286,7 +286,6 @@ def test_an_unusable_state_dir_gives_a_private_state(
     assert (_private_cache / "state").read_text() == "a file where the folder goes"
 
 
-
 def _indexes(db: sqlite3.Connection) -> set[str]:
     return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
 
