@@ -364,13 +364,13 @@ class Scan:
         writes the ranking's tables; the files of a batch a worker could not link,
         ranked and linked here."""
         entries = self._entries
-        group = kept.ranking.held_group()
+        ranker = kept.ranking.held_ranker()
         fanout.hold(
             fanout.Context(
                 modules.rows(),
                 kept.definitions(),
                 {entry.path: entry.sha for entry in entries},
-                group,
+                ranker,
                 self.repo,
                 self.commit,
                 self._source.url,
@@ -384,10 +384,8 @@ class Scan:
         work = ([entry.path for entry in batch] for batch in batches)
         linked_by_pool = scanner.submit(fanout.link_files, work)
         kept.ranking.settle()  # while the workers rank and link
-        ranker: related.Ranker | None = None
         for batch, linked in zip(batches, linked_by_pool, strict=True):
             if linked is None:
-                ranker = ranker or related.Ranker(group)
                 kept.ranking.write_lists(ranker.rank(entry.path for entry in batch))
                 stored = scan_stage.stored(batch, results, repair)
                 done_here = [

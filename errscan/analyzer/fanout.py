@@ -4,7 +4,7 @@ The main process links a file through an Index over the scan's SQLite tables, wh
 other process can read (they are in its uncommitted transaction). Before the workers
 are forked again, the main process sets here, by value, all that such an Index reads
 of those tables (every file's module, the file defining each class and factory name)
-and the first ranking's one group of records (related.Ranking.held_group). A worker
+and the first ranking's records, read for ranking (related.Ranking.held_ranker). A worker
 then ranks the records of a few files, links and renders them: it reads their results,
 and the summaries the resolutions need, from the result cache through a connection of
 its own, and hands back each file's jsonl block and what it depended on, with the lists
@@ -36,7 +36,7 @@ class Context:
     modules: list[tuple[str, str, bool]]  # every file: path, module name, whether a stub
     defined: dict[str, str]  # `c:NAME` or `f:NAME` -> the file defining it
     shas: dict[str, str]  # path -> blob sha, the result cache's key
-    group: related.Group  # the first ranking's records
+    ranker: related.Ranker  # the first ranking's records, read (Ranking.held_ranker)
     repo: str
     commit: str
     url: Callable[[str, int], str | None]
@@ -54,13 +54,12 @@ class Linked:
 
 _context: Context | None = None  # set in the main process before the workers fork
 _index: Index | None = None  # in a worker: made from the context on its first batch
-_ranker: related.Ranker | None = None  # likewise
 
 
 def hold(context: Context | None) -> None:
     """Set what workers forked from now on rank and link with (None: nothing)."""
-    global _context, _index, _ranker
-    _context, _index, _ranker = context, None, None
+    global _context, _index
+    _context, _index = context, None
 
 
 class _Missing(Exception):
@@ -71,7 +70,7 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
     """In a worker forked after `hold`: each file's records, ranked, linked and rendered,
     in order, and the lists ranked; None where the cache lacks any file's result or a
     summary to read."""
-    global _index, _ranker
+    global _index
     context, results = _context, scan.worker_cache()
     if context is None or results is None:
         return None
@@ -85,10 +84,8 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
 
     if _index is None:
         _index = Index(HeldTable(context.modules), load, context.defined.get)
-    if _ranker is None:
-        _ranker = related.Ranker(context.group)
     index = _index
-    updates = _ranker.rank(paths)
+    updates = context.ranker.rank(paths)
     lists = {record_id: tuple(json.loads(text)) for text, record_id, _ in updates}
     found = results.get_many([context.shas[path] for path in paths])
     done = []

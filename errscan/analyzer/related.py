@@ -166,7 +166,11 @@ class _Entry:
 
 
 def _entry(record_id: str, path: str, seq: int, feature: str) -> _Entry:
-    function, env, names, words = json.loads(feature)
+    return _entry_of(record_id, path, seq, json.loads(feature))
+
+
+def _entry_of(record_id: str, path: str, seq: int, feature: Sequence[Any]) -> _Entry:
+    function, env, names, words = feature
     owner = [n for n in str(function).split(".") if n != "<locals>"]
     cls = ".".join(owner[:-1]) if len(owner) > 1 else ""
     return _Entry(record_id, path, seq, str(function), cls, frozenset(env), frozenset(names),
@@ -347,6 +351,22 @@ class Ranking:
             members=[(key, rid) for key, rid in postings if counted[key] <= _COMMON],
             others=[],
             counts=list(self._held_counts.items()),
+        )
+
+    def held_ranker(self) -> Ranker:
+        """A first ranking's Ranker, made from the records held as they were added (their
+        features as objects, not read back from text): what Ranker(held_group()) is."""
+        postings = self._postings()
+        counted = Counter(key for key, _ in postings)
+        return Ranker.of(
+            [
+                (_entry_of(rid, path, seq, feature), "[]", 1)
+                for rid, path, seq, _, feature in self._held or []
+            ],
+            [(rid, key) for key, rid in postings],
+            [(key, rid) for key, rid in postings if counted[key] <= _COMMON],
+            [],
+            list(self._held_counts.items()),
         )
 
     def write_lists(self, updates: Updates) -> None:
@@ -556,25 +576,57 @@ class Ranker:
     records, or those of a few of its files at a time."""
 
     def __init__(self, group: Group) -> None:
+        self._read(
+            [(_entry(rid, path, seq, feature), related, dirty)
+             for rid, path, seq, feature, related, dirty in group.rows],
+            group.keys,
+            group.members,
+            [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
+            group.counts,
+        )  # fmt: skip
+
+    @classmethod
+    def of(
+        cls,
+        rows: list[tuple[_Entry, str, int]],
+        keys: list[tuple[str, str]],
+        members: list[tuple[str, str]],
+        others: list[_Entry],
+        counts: list[tuple[str, int]],
+    ) -> Ranker:
+        """A Ranker of a group's parts, its records as entries (with their lists and
+        marks) rather than rows."""
+        ranker = cls.__new__(cls)
+        ranker._read(rows, keys, members, others, counts)
+        return ranker
+
+    def _read(
+        self,
+        rows: list[tuple[_Entry, str, int]],
+        keys: list[tuple[str, str]],
+        members: list[tuple[str, str]],
+        others: list[_Entry],
+        counts: list[tuple[str, int]],
+    ) -> None:
         self._files: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, _Entry] = {}
         self._marked: dict[str, list[tuple[_Entry, str]]] = {}  # by path
-        for rid, path, seq, feature, related, dirty in group.rows:
-            entry = self._by_id[rid] = _entry(rid, path, seq, feature)
-            self._files.setdefault(path, []).append(entry)
+        for entry, related, dirty in rows:
+            self._by_id[entry.id] = entry
+            self._files.setdefault(entry.path, []).append(entry)
             if dirty:
-                self._marked.setdefault(path, []).append((entry, related))
+                self._marked.setdefault(entry.path, []).append((entry, related))
         for entries in self._files.values():
             entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
         self._keys: dict[str, list[str]] = {}
-        for rid, key in group.keys:
+        for rid, key in keys:
             self._keys.setdefault(rid, []).append(key)
         self._members: dict[str, list[str]] = {}
-        for key, rid in group.members:
+        for key, rid in members:
             self._members.setdefault(key, []).append(rid)
-        for rid, path, seq, feature in group.others:
-            self._by_id[rid] = _entry(rid, path, seq, feature)
-        weight = {w: _weight(n) for w, n in group.counts}
+        for entry in others:
+            self._by_id[entry.id] = entry
+        weight = {w: _weight(n) for w, n in counts}
         for entry in self._by_id.values():
             entry.weights = _weights(entry.words, weight)
         self._scores: dict[tuple[str, str], float] = {}  # the same both ways

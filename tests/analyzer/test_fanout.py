@@ -47,7 +47,7 @@ def test_workers_rank_and_link_as_this_process_does(
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     contexts = _held(monkeypatch)
     assert _jsonl(basic_repo, jobs=2) == serial
-    assert len(contexts) == 1 and contexts[0].group.rows
+    assert len(contexts) == 1 and contexts[0].ranker.rank()
     assert '"related": [' in serial and '"related": []' in serial
     write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
     commit_all(basic_repo, "one more")

@@ -122,14 +122,24 @@ _FILES = st.dictionaries(
 )
 
 
-def _lists(files: dict[str, list[tuple[object, ...]]]) -> dict[str, dict[str, tuple[str, ...]]]:
+def _lists(
+    files: dict[str, list[tuple[object, ...]]], ranker: bool = False
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """`ranker`: ranked as the pool's workers rank a first scan (Ranking.held_ranker)."""
     kept = state.State.private()
     try:
         for path in sorted(files):
             ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
             kept.ranking.add(path, [(i, list(f)) for i, f in zip(ids, files[path], strict=True)])
-        kept.ranking.settle()
-        kept.ranking.rank()
+        if ranker:
+            held = kept.ranking.held_ranker()
+            kept.ranking.settle()
+            for path in sorted(files):
+                kept.ranking.write_lists(held.rank([path]))
+            kept.ranking.finish_held()
+        else:
+            kept.ranking.settle()
+            kept.ranking.rank()
         return {path: kept.ranking.lists(path) for path in sorted(files)}
     finally:
         kept.close()
@@ -140,12 +150,14 @@ def _lists(files: dict[str, list[tuple[object, ...]]]) -> dict[str, dict[str, tu
 def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
     files: dict[str, list[tuple[object, ...]]], common: int
 ) -> None:
-    """A state's first ranking reads its one group from memory; past related._HELD
-    records, from the tables, a few files at a time: the lists are the same. A low
+    """A state's first ranking reads its one group from memory (ranked whole, or a file
+    at a time as the pool's workers rank it); past related._HELD records, from the
+    tables, a few files at a time: the lists are the same. A low
     related._COMMON makes keys common (passed over) as well as rare."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(related, "_COMMON", common)
         held = _lists(files)
+        assert _lists(files, ranker=True) == held
         patch.setattr(related, "_HELD", 0)
         patch.setattr(related, "_GROUP", 3)
         assert _lists(files) == held
