@@ -264,7 +264,9 @@ class Scan:
         self._iterated = True
         _tune_allocator()  # before the pool's threads make heaps of their own
         opts = self._opts
-        read = functools.partial(files_stage.read_files, self._source.git())
+        top = self._source.work_tree()
+        work_tree = files_stage.WorkTree(top) if top is not None else None
+        read = functools.partial(files_stage.read_files, self._source.git(), work_tree=work_tree)
         with (
             contextlib.closing(self._entries) as entries,
             _result_store(opts) as results,

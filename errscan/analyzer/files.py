@@ -1,9 +1,13 @@
-"""Commit -> the Python files to scan, read in one `git cat-file --batch` stream."""
+"""Commit -> the Python files to scan, read in one `git cat-file --batch` stream (a local
+repository's files checked out as they are in the commit: from its work tree)."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
+import os
+import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -372,43 +376,116 @@ def _unsafe_name(path: str, utf8: bool) -> str | None:
     return None
 
 
-def read_files(repo: Git, entries: Iterable[BlobEntry]) -> Iterator[SourceFile]:
+def read_files(
+    repo: Git, entries: Iterable[BlobEntry], work_tree: WorkTree | None = None
+) -> Iterator[SourceFile]:
     """The blobs' contents in order, from one `git cat-file --batch` process.
 
     `entries` is iterated once, in the caller's thread, a few dozen ahead of the blob
     read: git never waits on a full pipe of requests (a few KB), nor this process on
-    git, which writes each blob out whole as soon as it is asked for.
+    git, which writes each blob out whole as soon as it is asked for. With `work_tree`,
+    a file whose copy there is the blob (WorkTree.blob) is read from it instead, and
+    git is started only for the others.
     """
-    pending: deque[BlobEntry] = deque()
-    it = iter(entries)
-    first = next(it, None)
-    if first is None:
-        return
-    proc = repo.popen("cat-file", "--batch", stdin=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin: IO[bytes] = proc.stdin
-    stdout: IO[bytes] = proc.stdout
+    pending: deque[tuple[BlobEntry, bytes | None]] = deque()  # None: asked of git
+    proc = None
+    stdin: IO[bytes] | None = None
+    stdout: IO[bytes] | None = None
     try:
-        for entry in itertools.chain([first], it):
-            pending.append(entry)
-            if unread_reason(entry.size) is None:  # else never asked of git
+        for entry in entries:
+            found = work_tree.blob(entry) if work_tree is not None else None
+            pending.append((entry, found))
+            if found is None and unread_reason(entry.size) is None:  # else never asked of git
+                if proc is None:
+                    proc = repo.popen("cat-file", "--batch", stdin=True)
+                    assert proc.stdin is not None and proc.stdout is not None
+                    stdin, stdout = proc.stdin, proc.stdout
+                assert stdin is not None
                 with _asking(entry):
                     stdin.write(entry.sha.encode("ascii") + b"\n")
             if len(pending) >= _AHEAD:
-                with _asking(entry):
-                    stdin.flush()
+                if stdin is not None:
+                    with _asking(entry):
+                        stdin.flush()
                 while len(pending) > _AHEAD // 2:
-                    yield _read_blob(stdout, pending.popleft())
-        with _asking(None):
-            stdin.close()
+                    yield _next(stdout, pending)
+        if stdin is not None:
+            with _asking(None):
+                stdin.close()
         while pending:
-            yield _read_blob(stdout, pending.popleft())
+            yield _next(stdout, pending)
     finally:
-        proc.kill()
-        proc.wait()
-        with contextlib.suppress(OSError):  # requests left unsent: git is gone
-            stdin.close()
-        stdout.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            assert stdin is not None and stdout is not None
+            with contextlib.suppress(OSError):  # requests left unsent: git is gone
+                stdin.close()
+            stdout.close()
+
+
+def _next(stdout: IO[bytes] | None, pending: deque[tuple[BlobEntry, bytes | None]]) -> SourceFile:
+    entry, found = pending.popleft()
+    if found is not None:
+        return SourceFile(entry.path, entry.sha, found)
+    return _read_blob(stdout, entry)
+
+
+class WorkTree:
+    """A local repository's checked-out files, read where they are the commit's blobs:
+    the same bytes as git's (the object id of what is read is the blob's), without
+    inflating them from git's packs. Nothing is taken on trust: no symbolic link is
+    followed (a file's or a folder's), only a regular file of the blob's size is read,
+    and one whose id differs (edited, converted by a checkout filter) is read from git.
+    Nothing of the work tree but such a file's bytes is used, and only as the blob."""
+
+    def __init__(self, top: str) -> None:
+        self.top = top
+
+    def blob(self, entry: BlobEntry) -> bytes | None:
+        """The file's bytes where they are the blob's, else None."""
+        hashing = _OBJECT_IDS.get(len(entry.sha))
+        if hashing is None or unread_reason(entry.size) is not None:
+            return None
+        *folders, name = entry.path.split("/")
+        opened: list[int] = []
+        try:
+            folder = os.open(self.top, _FOLDER_FLAGS)
+            opened.append(folder)
+            for part in folders:
+                folder = os.open(part, _FOLDER_FLAGS, dir_fd=folder)
+                opened.append(folder)
+            # looked at before it is opened: a device's open can do something
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if not stat.S_ISREG(found.st_mode) or found.st_size != entry.size:
+                return None
+            fd = os.open(name, _FILE_FLAGS, dir_fd=folder)
+            opened.append(fd)
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode) or found.st_size != entry.size:
+                return None  # replaced since
+            chunks = []
+            left = entry.size + 1  # one byte more: a file grown since is not the blob
+            while left > 0 and (chunk := os.read(fd, left)):
+                chunks.append(chunk)
+                left -= len(chunk)
+        except OSError:
+            return None
+        finally:
+            for fd in opened:
+                os.close(fd)
+        data = b"".join(chunks)
+        if len(data) != entry.size:
+            return None
+        digest = hashing(b"blob %d\0" % len(data))
+        digest.update(data)
+        return data if digest.hexdigest() == entry.sha else None
+
+
+_OBJECT_IDS = {40: hashlib.sha1, 64: hashlib.sha256}  # by the length of a hex object id
+_NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
+_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW  # a FIFO never blocks the open
 
 
 @contextlib.contextmanager
@@ -421,10 +498,11 @@ def _asking(entry: BlobEntry | None) -> Iterator[None]:
         raise InputError(f"cannot read{what} from git: {exc}") from exc
 
 
-def _read_blob(stdout: IO[bytes], entry: BlobEntry) -> SourceFile:
+def _read_blob(stdout: IO[bytes] | None, entry: BlobEntry) -> SourceFile:
     unread = unread_reason(entry.size)
     if unread is not None:
         return SourceFile(entry.path, entry.sha, unread)
+    assert stdout is not None  # git was asked for it
     header = stdout.readline().split()
     if header == [entry.sha.encode("ascii"), b"missing"]:
         return SourceFile(entry.path, entry.sha, _MISSING)

@@ -56,6 +56,17 @@ class Commit:
         """Git commands on the repository holding the commit."""
         return Git(self.git_dir, scanned=self.scanned_in_place)
 
+    def work_tree(self) -> str | None:
+        """The folder a local repository's files are checked out in, where it has one
+        (files there are read only where they are the commit's blobs: files.WorkTree)."""
+        if not self.scanned_in_place:
+            return None
+        git_dir = Path(self.git_dir)
+        if git_dir.name == ".git":
+            return str(git_dir.parent)
+        found = _work_tree(self.git())
+        return str(found) if found is not None else None
+
     def url(self, path: str, line: int) -> str | None:
         if self.web is None:
             return None

@@ -292,3 +292,77 @@ def test_a_glob_that_takes_no_file_is_one_warning(basic_repo: Path) -> None:
     assert done.exit_code == 0
     warnings = [line for line in done.output.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "'nowhere/**' matches no file" in warnings[0]
+
+
+def _asked_of_git(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The commands read_files starts git with."""
+    started: list[str] = []
+    popen = Git.popen
+
+    def counting(self: Git, *args: str, **kwargs: object) -> object:
+        started.append(" ".join(args))
+        return popen(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "popen", counting)
+    return started
+
+
+def test_a_clean_work_tree_s_files_are_read_without_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files checked out as they are in the commit are read from the work tree (the
+    object id of what is read is the blob's), and git is not started for them; edited,
+    grown or shrunk files, and those git converts on checkout, are read from git."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    texts = {f"pkg/m{i}.py": f"x = {i}\n" * (i + 1) for i in range(6)}
+    texts["crlf.py"] = "y = 1\r\nz = 2\r\n"
+    for name, text in texts.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(text.encode())
+    sha = commit_all(repo, "files")
+    listing = list(list_files(_git(repo), sha, Filters()))
+    started = _asked_of_git(monkeypatch)
+    work_tree = files.WorkTree(str(repo))
+    read = {f.path: f.data for f in files.read_files(_git(repo), listing, work_tree)}
+    assert read == {name: text.encode() for name, text in texts.items()}
+    assert started == []
+    (repo / "pkg/m1.py").write_text("x = 9\nx = 9\n")  # the same size, edited
+    (repo / "pkg/m2.py").write_text("grown = True\n" * 9)
+    (repo / "crlf.py").write_bytes(b"y = 1\nz = 2\n\n\n")  # as a checkout filter might
+    read = {f.path: f.data for f in files.read_files(_git(repo), listing, work_tree)}
+    assert read == {name: text.encode() for name, text in texts.items()}
+    assert started == ["cat-file --batch"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_work_tree_s_links_and_odd_files_are_not_read(tmp_path: Path) -> None:
+    """No symbolic link is followed, a file's or a folder's, even to the blob's very
+    bytes outside the repository; a FIFO or a folder where a file was is never opened
+    to wait on: all of them are read from git."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    text = "raise ValueError('x')\n"
+    for name in ("a.py", "b.py", "c.py", "sub/d.py"):
+        write(repo, name, text)
+    sha = commit_all(repo, "files")
+    listing = list(list_files(_git(repo), sha, Filters()))
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "a.py").write_text(text)
+    (outside / "sub" / "d.py").write_text(text)
+    (repo / "a.py").unlink()
+    (repo / "a.py").symlink_to(outside / "a.py")
+    (repo / "b.py").unlink()
+    os.mkfifo(repo / "b.py")
+    (repo / "c.py").unlink()
+    (repo / "c.py").mkdir()
+    (repo / "sub" / "d.py").unlink()
+    (repo / "sub").rmdir()
+    (repo / "sub").symlink_to(outside / "sub")
+    work_tree = files.WorkTree(str(repo))
+    assert [work_tree.blob(entry) for entry in listing] == [None] * 4
+    read = [f.data for f in files.read_files(_git(repo), listing, work_tree)]
+    assert read == [text.encode()] * 4

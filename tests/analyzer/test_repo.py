@@ -217,3 +217,21 @@ def test_a_github_origin_names_the_repository_and_pins_links(basic_repo: Path) -
     assert errscan.extract(f"{basic_repo}@main", repo_name="other/name").records[0].repo == (
         "other/name"
     )
+
+
+def test_a_local_repository_s_work_tree_is_known(basic_repo: Path, tmp_path: Path) -> None:
+    """Where a local repository's files are checked out (they are read from there where
+    they are the commit's blobs); a bare one, or a remote one in the clone cache, has
+    none."""
+    from errscan.analyzer import repo
+
+    cache = tmp_path / "cache"
+    assert repo.resolve(Target(str(basic_repo / "pkg"), None), cache).work_tree() == str(basic_repo)
+    linked = tmp_path / "linked"
+    git(basic_repo, "worktree", "add", "-q", str(linked))
+    assert repo.resolve(Target(str(linked), None), cache).work_tree() == str(linked)
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(basic_repo), str(bare))
+    assert repo.resolve(Target(str(bare), "HEAD"), cache).work_tree() is None
+    remote = repo.resolve(Target(f"file://{basic_repo}", "HEAD"), cache)
+    assert remote.work_tree() is None
