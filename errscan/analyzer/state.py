@@ -310,12 +310,22 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
     """The state file (None: a temporary database), made anew where it is of another
     layout or not a database."""
     for attempt in range(2):
+        # A new state's first scan, one transaction that writes every page anew, keeps a
+        # rollback journal (of nearly nothing: the pages it adds have no old content) and
+        # writes its pages once, into the file; a write-ahead log would take them all
+        # twice, and wait on the disk for both, when the log is copied in at the close.
+        # The scans after it, which change a few pages of many, keep the log.
+        new = path is not None and not path.exists()
         # closed in another thread (State.close), once this one is done with it
         db = sqlite3.connect(
             path or "", timeout=wait, isolation_level=None, check_same_thread=False
         )
         try:
-            if path is not None and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            if (
+                path is not None
+                and not new
+                and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal"
+            ):
                 db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             # pages cached (SQLite's default: 2 MB a schema): 1 MB of the kept tables,
@@ -344,7 +354,7 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
             if attempt or path is None:
                 raise
             path.unlink(missing_ok=True)  # not a database: start a new one
-            for suffix in ("-wal", "-shm"):
+            for suffix in ("-wal", "-shm", "-journal"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
     raise AssertionError("unreachable")
 
@@ -364,7 +374,7 @@ def prune(cache_root: Path, max_bytes: int, max_states: int = DEFAULT_MAX_STATES
     for count, (path, size, _) in enumerate(files):
         total += size
         if count >= max_states or total > max_bytes:
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     Path(f"{path}{suffix}").unlink()
             dropped += 1

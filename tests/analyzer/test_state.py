@@ -319,3 +319,22 @@ def test_a_first_scan_builds_its_tables_indexes_at_the_end(
     _fresh_and_incremental(basic_repo)
     assert _indexes(kept) == declared
     kept.close()
+
+
+def test_a_new_state_is_written_once_and_kept_with_a_log_after(
+    basic_repo: Path, _private_cache: Path
+) -> None:
+    """A new state's first scan writes its pages into the file under a rollback journal
+    (a write-ahead log would take them twice); the scans after it keep the log."""
+    errscan.extract(str(basic_repo))
+    (path,) = (_private_cache / "state").glob("*.sqlite")
+    kept = sqlite3.connect(path)
+    assert kept.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    kept.close()
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    _fresh_and_incremental(basic_repo)
+    kept = sqlite3.connect(path)
+    assert kept.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    kept.close()
