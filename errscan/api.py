@@ -366,6 +366,7 @@ class Scan:
         writes the ranking's tables; the files of a batch a worker could not link,
         ranked and linked here."""
         entries = self._entries
+        scanner.retire()  # its workers end while this process readies what the next hold
         ranker = kept.ranking.held_ranker()
         fanout.hold(
             fanout.Context(

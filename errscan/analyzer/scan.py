@@ -347,9 +347,15 @@ class Scanner:
         )
         self._pool.submit(int).result()
 
+    def retire(self) -> None:
+        """Let the workers end, for `restart` to replace them: meanwhile the pool takes
+        no work."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
     def restart(self) -> None:
         """Fresh workers, forked from this process as it is now (holding what the main
-        process set up since the pool started)."""
+        process set up since the pool started), once the old ones have ended."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._start()

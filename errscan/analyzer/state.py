@@ -114,6 +114,8 @@ class State:
         )
         db.execute("DELETE FROM now")
         self._staged: list[tuple[str, str, str]] = []
+        # where plan wrote every defined name anew, what `definitions` answers
+        self._definitions: dict[str, str] | None = None
 
     @classmethod
     def open(cls, cache_root: Path, key: str) -> State:
@@ -178,6 +180,7 @@ class State:
             db.execute("DROP INDEX IF EXISTS defn_path")
             db.execute("DELETE FROM defn")
             rows = db.execute("SELECT path, names FROM now ORDER BY path")
+            self._definitions = {}
             while batch := rows.fetchmany(_STAGED):
                 self._define(batch, defines)
             db.execute(_DEFN_KEY)
@@ -192,10 +195,14 @@ class State:
     def _define(
         self, files: Sequence[tuple[str, str]], defines: Callable[[str, str], set[str]]
     ) -> None:
-        self.db.executemany(
-            "INSERT INTO defn VALUES (?, ?)",
-            [(key, path) for path, names in files for key in sorted(defines(path, names))],
-        )
+        rows = [(key, path) for path, names in files for key in sorted(defines(path, names))]
+        self.db.executemany("INSERT INTO defn VALUES (?, ?)", rows)
+        if self._definitions is not None:  # every name written anew: answered from memory
+            claimed = self._definitions
+            for key, path in rows:
+                held = claimed.get(key)
+                if held is None or _claim(path) < _claim(held):
+                    claimed[key] = path
 
     def defined(self, key: str) -> str | None:
         """The file that defines a class (`c:NAME`) or factory (`f:NAME`), as Index
@@ -208,6 +215,8 @@ class State:
 
     def definitions(self) -> dict[str, str]:
         """Every key `defined` answers, with its answer."""
+        if self._definitions is not None:
+            return dict(self._definitions)
         found: dict[str, str] = {}
         rows = self.db.execute(
             "SELECT key, path FROM defn ORDER BY key, substr(path, -4) = '.pyi', path"
@@ -297,6 +306,11 @@ class State:
                 then()
             return
         background.close(self.db, then)
+
+
+def _claim(path: str) -> tuple[bool, str]:
+    """The order in which files claim a name: a module over its stub, then by path."""
+    return path.endswith(".pyi"), path
 
 
 def _error(path: str, text: str | None) -> FileError | None:

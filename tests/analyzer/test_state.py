@@ -218,6 +218,10 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
         for name in ["m.E", "m.F", "m.G.H", "m.X"]:
             assert stored._class_file(name) == memory._class_file(name)
             assert stored._factory_file(name) == memory._factory_file(name)
+        # every name claimed, answered from what plan wrote, as the table answers it
+        answers = kept.definitions()
+        keys = {key for (key,) in kept.db.execute("SELECT key FROM defn")}
+        assert answers == {key: kept.defined(key) for key in keys}
     finally:
         kept.close()
 
