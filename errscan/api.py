@@ -277,12 +277,13 @@ class Scan:
             def register(path: str, sha: str, classes: list[str], factories: list[str]) -> None:
                 kept.stage(path, sha, state.names_text(classes, factories))
 
+            fresh = scan_stage.Features(self.repo)
             scanner = scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
-                register,
+                register, fresh,
             )  # fmt: skip
             with scanner:
-                yield from self._relink(read, results, kept, scanner)
+                yield from self._relink(read, results, kept, scanner, fresh)
             kept.finish(self.commit)
 
     def _relink(
@@ -291,6 +292,7 @@ class Scan:
         results: cache.ResultCache,
         kept: state.State,
         scanner: scan_stage.Scanner,
+        fresh: scan_stage.Features,
     ) -> Iterator[_Done]:
         """Second pass: the whole-scan work, then each file's records in path order,
         linked anew or as kept."""
@@ -312,7 +314,7 @@ class Scan:
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
         todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
-        for path, ranked in scan_stage.features(todo, results, self.repo, repair):
+        for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
             kept.ranking.add(path, ranked)
         if (
             self._blocks_only

@@ -35,9 +35,11 @@ _BATCH_FILES = 32
 _WORKER_BATCHES = 256  # batches the pool's workers take before fresh ones replace them
 _POOL_MIN_BYTES = 2 << 20  # below this much source, forking workers costs more than it saves
 _CHUNK = 256  # entries whose stored names or features are read back at once
+_FRESH_SITES = 5_000  # sites whose ranking features the first pass holds (Features)
 _SITES_CHUNK = 16  # entries whose stored sites are read back at once (10-30 KB each)
 Reader = Callable[[Iterable[BlobEntry]], Iterator[SourceFile]]
-Scanned = tuple[bytes, cache.Encoded | None]  # names; the encoded result unless stored
+# names, ranking features; the encoded result unless stored
+Scanned = tuple[bytes, bytes, cache.Encoded | None]
 _T = TypeVar("_T")
 _U = TypeVar("_U")
 _stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
@@ -53,11 +55,12 @@ def prepare(
     timeout: float | None,
     progress: Callable[[int, int], None] | None,
     register: Callable[[str, str, list[str], list[str]], None],
+    ranking: Features | None = None,
 ) -> Scanner:
     """First pass: give every file a stored result (scanning those the cache lacks, or
     holds unreadable), and hand `register` the path, blob id, classes and factories of
     each file. Gives back the scanner, still open, for the whole-scan work to share its
-    pool."""
+    pool. `ranking` keeps the ranking features of the files scanned now, as they come."""
     todo = 0
     size = 0
     for chunk in chunks(listing, _CHUNK):
@@ -81,10 +84,12 @@ def prepare(
     scanner = Scanner(workers, radius, timeout, store)
     try:
         # largest first: no straggler at the end
-        for source_file, (names_data, encoded) in scanner.scanned(read(listing.marked())):
+        for source_file, (names_data, ranked, encoded) in scanner.scanned(read(listing.marked())):
             names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
             register(source_file.path, source_file.sha, names[0], names[1])
+            if ranking is not None:
+                ranking.add(source_file.path, ranked)
             if encoded is None:
                 results.added += 1  # a worker stored it
             else:
@@ -137,14 +142,55 @@ class Repair:
         return found
 
 
+Ranked = list[tuple[str, list[object]]]  # a file's sites as (id, ranking features)
+
+
+class Features:
+    """The ranking features of the files the first pass scans, decoded and given their
+    ids as they come back (while the workers scan the rest), so that the whole-scan work
+    need not read them from the cache: while they number at most `limit` sites, where
+    holding them costs little (a first ranking holds as many), else none."""
+
+    def __init__(self, repo: str, limit: int | None = None) -> None:
+        self._repo = repo
+        self._left = _FRESH_SITES if limit is None else limit
+        self._files: dict[str, Ranked] | None = {}
+
+    def add(self, path: str, data: bytes) -> None:
+        if self._files is None:
+            return
+        decoded = cache.decode_features(data)
+        if decoded is None:
+            return  # read from the cache, which repairs it
+        self._left -= len(decoded)
+        if self._left < 0:
+            self._files = None
+            return
+        site_ids = link.ids(self._repo, path, (key for key, _ in decoded))
+        self._files[path] = [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
+
+    def pop(self, path: str) -> Ranked | None:
+        return self._files.pop(path, None) if self._files is not None else None
+
+
 def features(
-    entries: Iterable[BlobEntry], results: cache.ResultCache, repo: str, repair: Repair
-) -> Iterator[tuple[str, list[tuple[str, list[object]]]]]:
-    """Each file's sites as (id, ranking features), read from the cache, for related errors
-    (every file, those without sites too)."""
+    entries: Iterable[BlobEntry],
+    results: cache.ResultCache,
+    repo: str,
+    repair: Repair,
+    fresh: Features | None = None,
+) -> Iterator[tuple[str, Ranked]]:
+    """Each file's sites as (id, ranking features), for related errors (every file, those
+    without sites too): as `fresh` holds them, else read from the cache."""
     for chunk in chunks(entries, _CHUNK):
-        stored = results.get_many([entry.sha for entry in chunk], column="features")
+        held = {e.path: fresh.pop(e.path) for e in chunk} if fresh is not None else {}
+        wanted = [entry.sha for entry in chunk if held.get(entry.path) is None]
+        stored = results.get_many(wanted, column="features") if wanted else {}
         for entry in chunk:
+            ranked = held.get(entry.path)
+            if ranked is not None:
+                yield entry.path, ranked
+                continue
             decoded = cache.decode_features(stored[entry.sha]) if entry.sha in stored else None
             if decoded is None:
                 decoded = cache.decode_features(repair(entry.path)[3])
@@ -305,8 +351,8 @@ def _scan_batch(
         except sqlite3.Error:
             pass  # locked past the wait, or the disk full: the main process stores them
         else:
-            return [(e[2], None) for e in encoded]
-    return [(e[2], e) for e in encoded]
+            return [(e[2], e[3], None) for e in encoded]
+    return [(e[2], e[3], e) for e in encoded]
 
 
 class Scanner:

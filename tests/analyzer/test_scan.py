@@ -76,3 +76,28 @@ def test_how_deep_a_file_may_be_is_the_file_s_not_the_caller_s(terms: int) -> No
         assert shallow.error is None and [s.message for s in shallow.sites] == ["deep"]
     else:
         assert shallow.error is not None and not shallow.error.transient
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_first_pass_hands_over_the_ranking_features_it_makes(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The features of the files scanned now come back with their names, so the
+    whole-scan work reads none from the cache; past scan._FRESH_SITES sites none are
+    held, and all are read from it. The records are the same either way."""
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+    asked: list[int] = []
+    get_many = cache.ResultCache.get_many
+
+    def counting(self: cache.ResultCache, shas: list[str], column: str = "data") -> object:
+        if column == "features":
+            asked.append(len(shas))
+        return get_many(self, shas, column)
+
+    monkeypatch.setattr(cache.ResultCache, "get_many", counting)
+    held = errscan.extract(str(basic_repo), jobs=jobs, use_cache=False)
+    assert asked == []
+    monkeypatch.setattr(scan, "_FRESH_SITES", 1)
+    read = errscan.extract(str(basic_repo), jobs=jobs, use_cache=False)
+    assert sum(asked) == read.stats.files
+    assert read.records == held.records
