@@ -44,15 +44,12 @@ def wait() -> None:
         thread.join()
 
 
-def close(db: sqlite3.Connection, then: Callable[[], object] | None = None) -> None:
-    """Close a connection (made with check_same_thread=False) behind the scan, then do
-    `then` in the same thread. A checkpoint that fails leaves the write-ahead log,
-    which the next connection reads."""
+def close(db: sqlite3.Connection) -> None:
+    """Close a connection (made with check_same_thread=False) behind the scan. A
+    checkpoint that fails leaves the write-ahead log, which the next connection reads."""
 
     def closing() -> None:
         with contextlib.suppress(sqlite3.Error):
             db.close()
-        if then is not None:
-            then()
 
     run(closing)

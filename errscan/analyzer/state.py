@@ -114,6 +114,7 @@ class State:
         )
         db.execute("DELETE FROM now")
         self._staged: list[tuple[str, str, str]] = []
+        self._finished = False  # finish was called: close commits
         # where plan wrote every defined name anew, what `definitions` answers
         self._definitions: dict[str, str] | None = None
 
@@ -287,25 +288,41 @@ class State:
         return (found[0] if found is not None else "[]") != now
 
     def finish(self, commit: str) -> None:
-        """Make this scan the kept one. The commit only appends to the write-ahead log:
-        copying the log into the database, and waiting on the disk for it, is left to
-        the close."""
+        """Make this scan the kept one, as the state closes (close)."""
         self.ranking.build_indexes()
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
-        self.db.execute("PRAGMA wal_autocheckpoint = 0")
-        self.db.execute("COMMIT")
+        self._finished = True
 
     def close(self, then: Callable[[], object] | None = None) -> None:
-        """Let go of the state, then do `then`: a scan cut short is rolled back; a
-        finished one closes behind the scan (background.py), where its connection, the
-        last, checkpoints, and `then` follows it there."""
-        if self.db.in_transaction:
-            self.db.execute("ROLLBACK")
-            self.db.close()
+        """Let go of the state, then do `then`. A scan cut short is rolled back here; a
+        finished one is committed and closed behind the scan (background.py), with
+        `then` after it: the commit's writes and its waits on the disk, and the close's
+        checkpoint (the last connection copies the write-ahead log into the file), are
+        not the scan's. A commit that fails (the disk full, the file pruned by another
+        errscan) keeps no state: the next scan starts afresh."""
+        db = self.db
+        if not self._finished:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            db.close()
             if then is not None:
                 then()
             return
-        background.close(self.db, then)
+
+        def closing() -> None:
+            try:
+                db.execute("PRAGMA wal_autocheckpoint = 0")  # the close checkpoints
+                db.execute("COMMIT")
+            except sqlite3.Error:
+                with contextlib.suppress(sqlite3.Error):
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            if then is not None:
+                then()
+
+        background.run(closing)
 
 
 def _claim(path: str) -> tuple[bool, str]:
