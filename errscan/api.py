@@ -264,6 +264,9 @@ class Scan:
         self._iterated = True
         _tune_allocator()  # before the pool's threads make heaps of their own
         opts = self._opts
+        jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
+        if jobs > 1:
+            scan_stage.preload()
         top = self._source.work_tree()
         work_tree = files_stage.WorkTree(top) if top is not None else None
         read = functools.partial(files_stage.read_files, self._source.git(), work_tree=work_tree)
@@ -272,7 +275,6 @@ class Scan:
             _result_store(opts) as results,
             _kept_state(opts, self._lineage) as kept,
         ):
-            jobs = opts.jobs if opts.jobs is not None else (os.cpu_count() or 1)
 
             def register(path: str, sha: str, classes: list[str], factories: list[str]) -> None:
                 kept.stage(path, sha, state.names_text(classes, factories))

@@ -75,3 +75,21 @@ def test_the_command_exits_once_the_work_has_ended(tmp_path: Path) -> None:
     )
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
     assert marker.exists()
+
+
+def test_a_pool_s_modules_load_in_the_background() -> None:
+    """A scan that may start a process pool imports its modules in a thread while git
+    lists the files; the pool's start waits for that (as for all background work)."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from errscan import background
+        from errscan.analyzer import scan
+        assert "concurrent.futures.process" not in sys.modules
+        scan.preload()
+        background.wait()
+        assert "concurrent.futures.process" in sys.modules
+        assert "multiprocessing" in sys.modules
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)

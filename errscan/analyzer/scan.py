@@ -332,6 +332,18 @@ def _worker_init(store: tuple[str, str] | None) -> None:
     _in_worker = True
 
 
+def preload() -> None:
+    """Import what a process pool needs in a thread of its own, while this one waits on
+    git listing the files: a scan that starts a pool then finds it loaded (Scanner waits
+    for background work before it forks), one that needs none has lost nothing."""
+    background.run(_import_pool)
+
+
+def _import_pool() -> None:
+    import concurrent.futures.process  # noqa: F401
+    import multiprocessing  # noqa: F401
+
+
 def worker_cache() -> cache.ResultCache | None:
     """In a pool worker: its own connection to the result cache, where it has one."""
     return _stored_by_worker
