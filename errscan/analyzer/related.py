@@ -36,6 +36,7 @@ written, for the scans after it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -137,6 +138,7 @@ def features(site: Site) -> list[object]:
 _SUFFIXES = ("ies", "es", "ed", "ing", "ly", "s", "e")
 
 
+@functools.lru_cache(maxsize=8192)  # a scan's messages use a few thousand words, often
 def stem(word: str) -> str:
     """A word without its commonest English endings, one suffix and a final e: "supported",
     "supports" and "support" -> "support"; "required", "requires" -> "requir". Crude, but
