@@ -472,8 +472,8 @@ class WorkTree:
         except OSError:
             return None
         finally:
-            for fd in opened:
-                os.close(fd)
+            for held in opened:
+                os.close(held)
         data = b"".join(chunks)
         if len(data) != entry.size:
             return None

@@ -99,7 +99,8 @@ class Kept:
 
 
 class State:
-    """One lineage's state, open in a write transaction until `finish` or `close`."""
+    """One lineage's state, open in a write transaction until `close`, which commits it
+    where `finish` was called."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -115,6 +116,7 @@ class State:
         db.execute("DELETE FROM now")
         self._staged: list[tuple[str, str, str]] = []
         self._finished = False  # finish was called: close commits
+        self._private = False  # a temporary database, gone at the close: never committed
         # where plan wrote every defined name anew, what `definitions` answers
         self._definitions: dict[str, str] | None = None
 
@@ -143,7 +145,9 @@ class State:
         on disk past a few MB (memory stays flat) and deletes when closed."""
         db = _connect(None, _LOCK_WAIT)
         db.execute("BEGIN IMMEDIATE")
-        return cls(db)
+        kept = cls(db)
+        kept._private = True
+        return kept
 
     def stage(self, path: str, sha: str, names: str) -> None:
         """A file of this scan, with its class and factory names (names_text)."""
@@ -301,7 +305,7 @@ class State:
         not the scan's. A commit that fails (the disk full, the file pruned by another
         errscan) keeps no state: the next scan starts afresh."""
         db = self.db
-        if not self._finished:
+        if not self._finished or self._private:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             db.close()
