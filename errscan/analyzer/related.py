@@ -361,14 +361,16 @@ class Ranking:
         postings = self._postings()
         counted = Counter(key for key, _ in postings)
         return Ranker.of(
-            [
-                (_entry_of(rid, path, seq, feature), "[]", 1)
-                for rid, path, seq, _, feature in self._held or []
-            ],
-            [(rid, key) for key, rid in postings],
-            [(key, rid) for key, rid in postings if counted[key] <= _COMMON],
-            [],
-            list(self._held_counts.items()),
+            (
+                [
+                    (_entry_of(rid, path, seq, feature), "[]", 1)
+                    for rid, path, seq, _, feature in self._held or []
+                ],
+                [(rid, key) for key, rid in postings],
+                [(key, rid) for key, rid in postings if counted[key] <= _COMMON],
+                [],
+                list(self._held_counts.items()),
+            )
         )
 
     def write_lists(self, updates: Updates) -> None:
@@ -573,43 +575,43 @@ def rank_group(group: Group) -> Updates:
     return Ranker(group).rank()
 
 
+# a group's records as entries with their lists and marks, its keys, the members of
+# those that pick candidates, the candidates of other files, and its words' counts
+_Parts = tuple[
+    list[tuple[_Entry, str, int]],
+    list[tuple[str, str]],
+    list[tuple[str, str]],
+    list[_Entry],
+    list[tuple[str, int]],
+]
+
+
 class Ranker:
     """A group's records read once (entries, weights, keys), to rank all its marked
     records, or those of a few of its files at a time."""
 
     def __init__(self, group: Group) -> None:
         self._read(
-            [(_entry(rid, path, seq, feature), related, dirty)
-             for rid, path, seq, feature, related, dirty in group.rows],
-            group.keys,
-            group.members,
-            [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
-            group.counts,
+            (
+                [(_entry(rid, path, seq, feature), related, dirty)
+                 for rid, path, seq, feature, related, dirty in group.rows],
+                group.keys,
+                group.members,
+                [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
+                group.counts,
+            )
         )  # fmt: skip
 
     @classmethod
-    def of(
-        cls,
-        rows: list[tuple[_Entry, str, int]],
-        keys: list[tuple[str, str]],
-        members: list[tuple[str, str]],
-        others: list[_Entry],
-        counts: list[tuple[str, int]],
-    ) -> Ranker:
+    def of(cls, parts: _Parts) -> Ranker:
         """A Ranker of a group's parts, its records as entries (with their lists and
         marks) rather than rows."""
         ranker = cls.__new__(cls)
-        ranker._read(rows, keys, members, others, counts)
+        ranker._read(parts)
         return ranker
 
-    def _read(
-        self,
-        rows: list[tuple[_Entry, str, int]],
-        keys: list[tuple[str, str]],
-        members: list[tuple[str, str]],
-        others: list[_Entry],
-        counts: list[tuple[str, int]],
-    ) -> None:
+    def _read(self, parts: _Parts) -> None:
+        rows, keys, members, others, counts = parts
         self._files: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, _Entry] = {}
         self._marked: dict[str, list[tuple[_Entry, str]]] = {}  # by path
