@@ -115,17 +115,18 @@ class _Recorder:
             fd, self._tmp = mkstemp(f".{entry}.", ".tmp", root)
             self._out = os.fdopen(fd, "wb")
 
-    def tee(self, chunks: Iterable[str]) -> Iterator[str]:
+    def tee(self, chunks: Iterable[str]) -> Iterator[bytes]:
+        """The chunks as UTF-8, kept as they go by (encoded once, for the output too)."""
         for chunk in chunks:
+            data = chunk.encode("utf-8")
             if self._out is not None:
-                data = chunk.encode("utf-8")
                 try:
                     self._out.write(data)
                 except OSError:
                     self.discard()
                 self._digest.update(data)
                 self._bytes += len(data)
-            yield chunk
+            yield data
 
     def commit(self) -> None:
         if self._out is None or self._tmp is None or self.stats is None:

@@ -116,6 +116,7 @@ class State:
         db.execute("DELETE FROM now")
         self._staged: list[tuple[str, str, str]] = []
         self._finished = False  # finish was called: close commits
+        self._kept: set[str] = set()  # the files kept by this scan (keep)
         self._private = False  # a temporary database, gone at the close: never committed
         # where plan wrote every defined name anew, what `definitions` answers
         self._definitions: dict[str, str] | None = None
@@ -280,7 +281,9 @@ class State:
             "(?1, ?2, (SELECT names FROM now WHERE path = ?1), ?3, ?4, ?5)",
             (entry.path, sha, block, count, reason),
         )
-        self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
+        if not self.fresh or entry.path in self._kept:  # a first scan's file: none yet
+            self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
+        self._kept.add(entry.path)
         self.db.executemany("INSERT INTO dep VALUES (?, ?)", ((entry.path, d) for d in deps))
 
     def namespaces_changed(self, portions: Sequence[str]) -> bool:
