@@ -27,8 +27,8 @@ read from the tables (Group, read_group), and ranking it is a pure function
 groups done. Where most records are to rank (a first scan), the workers read the groups
 themselves, from a copy of the tables: the scan's own are in its uncommitted
 transaction, which no other connection sees. A first ranking of up to _HELD records
-(a state's first scan) is one group, read from memory rather than the tables (held_group)
-and ranked in this process, or, where a scan spreads its linking over the pool
+(a state's first scan) is one group, read from memory rather than the tables
+(held_ranker) and ranked in this process, or, where a scan spreads its linking over the pool
 (fanout.py), by the workers a few files at a time (Ranker); the tables are still
 written, for the scans after it.
 """
@@ -342,22 +342,11 @@ class Ranking:
             ]
         return self._held_keys
 
-    def held_group(self) -> Group:
-        """A first ranking's records as one group, with what read_group would read of the
-        tables for them: nothing is read of the tables, which settle may write later."""
-        postings = self._postings()
-        counted = Counter(key for key, _ in postings)
-        return Group(
-            rows=[(rid, path, seq, text, "[]", 1) for rid, path, seq, text, _ in self._held or []],
-            keys=[(rid, key) for key, rid in postings],
-            members=[(key, rid) for key, rid in postings if counted[key] <= _COMMON],
-            others=[],
-            counts=list(self._held_counts.items()),
-        )
-
     def held_ranker(self) -> Ranker:
-        """A first ranking's Ranker, made from the records held as they were added (their
-        features as objects, not read back from text): what Ranker(held_group()) is."""
+        """A first ranking's records as one group, ranked from memory: made from the
+        records held as they were added (their features as objects, not read back from
+        text), with what read_group would read of the tables for them (nothing is read
+        of the tables, which settle may write later)."""
         postings = self._postings()
         counted = Counter(key for key, _ in postings)
         return Ranker.of(
@@ -374,7 +363,7 @@ class Ranking:
         )
 
     def write_lists(self, updates: Updates) -> None:
-        """Lists ranked elsewhere (Ranker over held_group), written to the tables."""
+        """Lists ranked elsewhere (held_ranker's), written to the tables."""
         self._db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
 
     def finish_held(self) -> None:
@@ -458,7 +447,7 @@ class Ranking:
         if not held:
             self.finish_held()
             return
-        updates = rank_group(self.held_group())
+        updates = self.held_ranker().rank()
         self.write_lists(updates)
         self.finish_held()
         yield sorted({path for _, path, *_ in held}), sorted({path for _, _, path in updates})

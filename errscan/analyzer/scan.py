@@ -166,8 +166,7 @@ class Features:
         if self._left < 0:
             self._files = None
             return
-        site_ids = link.ids(self._repo, path, (key for key, _ in decoded))
-        self._files[path] = [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
+        self._files[path] = _ranked(self._repo, path, decoded)
 
     def pop(self, path: str) -> Ranked | None:
         return self._files.pop(path, None) if self._files is not None else None
@@ -195,8 +194,13 @@ def features(
             if decoded is None:
                 decoded = cache.decode_features(repair(entry.path)[3])
                 assert decoded is not None  # just encoded
-            site_ids = link.ids(repo, entry.path, (key for key, _ in decoded))
-            yield entry.path, [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
+            yield entry.path, _ranked(repo, entry.path, decoded)
+
+
+def _ranked(repo: str, path: str, decoded: list[tuple[list[str], list[object]]]) -> Ranked:
+    """A file's decoded features (id key fields, features) as (id, features)."""
+    site_ids = link.ids(repo, path, (key for key, _ in decoded))
+    return [(i, f) for i, (_, f) in zip(site_ids, decoded, strict=True)]
 
 
 def stored(
