@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import marshal
 import os
 import sqlite3
 import subprocess
@@ -286,6 +287,12 @@ def test_encode_decode_round_trip() -> None:
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None
     assert cache.decode_summary(b"[1]") is None
+    # cut short, or of another shape: unreadable, so scanned again
+    assert cache.decode(data[:-3], "m.py") is None
+    assert cache.decode_summary(summary[: len(summary) // 2]) is None
+    assert cache.decode_features(names) is None
+    assert cache.decode_names(features) is None
+    assert cache.decode(marshal.dumps({"sites": [[1]]}), "m.py") is None
 
 
 def test_a_read_marks_only_entries_not_marked_within_the_hour(tmp_path: Path) -> None:
