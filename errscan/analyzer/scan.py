@@ -252,8 +252,10 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
                 return FileResult(path, error=parsed)
             constants = bindings.Constants(parsed.tree)
             imported = list(summary.imports(parsed.tree))
-            found, factories = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
-            facts = summary.summarize(parsed.tree, parsed.src, constants, factories, imported)
+            found = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
+            facts = summary.summarize(
+                parsed.tree, parsed.src, constants, found.factories, imported, found.local_imports
+            )
     except RecursionError:  # past the headroom, which is the same in every process
         reason = f"too deeply nested (more than {_HEADROOM} frames to read)"
         return FileResult(path, error=FileError(path, reason))
@@ -264,7 +266,7 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
     except Exception as exc:  # a bug of errscan's: this file's error, not the scan's end
         reason = f"errscan failed on this file: {type(exc).__name__}: {exc}"
         return FileResult(path, error=FileError(path, " ".join(reason.split()), transient=True))
-    return FileResult(path, sites=tuple(found), summary=facts)
+    return FileResult(path, sites=tuple(found.sites), summary=facts)
 
 
 # Python frames that parsing and extracting one file may use above the caller's: a file

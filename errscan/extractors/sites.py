@@ -31,6 +31,7 @@ from errscan.models import Import, Site
 
 # Fields of a statement or block that hold nested statements.
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_LOCALS = "<locals>"  # in a scope: inside a function
 _MESSAGE_KEYWORDS = ("message", "msg", "reason", "detail", "description")
 
 Handlers = tuple[ast.ExceptHandler, ...]
@@ -63,15 +64,25 @@ class _Frame(NamedTuple):  # a tuple: made for every block, faster than a datacl
         return () if self.function is None else _annotated(self.function)
 
 
+class Extracted(NamedTuple):
+    """What one walk of a syntax tree finds: its sites in source order, the functions
+    that return or raise exactly one class by calling it (factories), with that class
+    as written, and the import statements inside functions, in source order (for
+    summary.summarize, which would otherwise walk the statements again for them)."""
+
+    sites: list[Site]
+    factories: list[tuple[str, str]]
+    local_imports: list[ast.stmt]
+
+
 def extract(
     tree: ast.Module,
     src: Source,
     radius: int = 15,
     constants: bindings.Constants | None = None,
     imported: Sequence[Import] = (),
-) -> tuple[list[Site], list[tuple[str, str]]]:
-    """Every site in source order, and the functions that return or raise exactly one
-    class by calling it (factories), with that class as written: one walk for both."""
+) -> Extracted:
+    """Every site, the factories and the imports inside functions (Extracted)."""
     reader = _SiteReader(src, radius, constants or bindings.Constants(tree), imported)
     reader.helpers = helpers.find(tree)
     reader.tree = tree
@@ -80,7 +91,8 @@ def extract(
     # class (raising others where it cannot build it), or, returning nothing, raises one
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
     walrus = reader.walrus
-    for node, frame in _walk(tree):
+    local_imports: list[ast.stmt] = []
+    for node, frame in _walk(tree, local_imports):
         if isinstance(node, (ast.Return, ast.Raise)) and frame.scope[-1:] == ("<locals>",):
             value = node.value if isinstance(node, ast.Return) else node.exc
             held = exception.with_a_traceback(value)
@@ -116,7 +128,8 @@ def extract(
     if wanted:
         attributes = _attribute_classes(tree, wanted)
         factories = [(f, _held_by(f, built, attributes)) for f, built in factories]
-    return sites, factories
+    local_imports.sort(key=lambda stmt: (stmt.lineno, stmt.col_offset))
+    return Extracted(sites, factories, local_imports)
 
 
 def _through_attribute(built: str) -> bool:
@@ -210,15 +223,18 @@ def _ignored_lines(text: str) -> set[int]:
 
 
 def _after_early_exits(
-    children: Sequence[ast.stmt], frame: _Frame
+    children: Sequence[ast.stmt], frame: _Frame, imports: list[ast.stmt] | None
 ) -> list[tuple[ast.stmt, _Frame]]:
     """The statements of a block with their frames: a statement after `if COND: return`
-    (raise, continue, break) is reached only when COND is false, a condition of its own."""
+    (raise, continue, break) is reached only when COND is false, a condition of its own.
+    `imports`: where the block's import statements go (None: nowhere)."""
     out = []
     for child in children:
         kind = type(child)
         if kind not in _LEAVES:
             out.append((child, frame))
+        elif imports is not None and (kind is ast.Import or kind is ast.ImportFrom):
+            imports.append(child)
         # early_exit asked of an `if` only: the check is made for every statement
         if kind is ast.If and frame.scope and guards.early_exit(child):  # in a function only
             frame = _Frame(
@@ -294,8 +310,10 @@ _LEAVES = frozenset(
 )  # fmt: skip
 
 
-def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
-    """Each raise, assert and expression statement with its frame.
+def _walk(tree: ast.Module, local_imports: list[ast.stmt]) -> Iterator[tuple[ast.stmt, _Frame]]:
+    """Each raise, assert and expression statement with its frame; the import
+    statements inside functions (at any depth: in a class of a function too) go to
+    `local_imports`, in no particular order.
 
     Only statement lists are visited (what errscan looks for are statements), with an
     explicit stack, so neither expression size nor block depth costs recursion.
@@ -321,6 +339,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                 inner = _Frame(
                     frame.scope, frame.body, frame.cls, handlers, frame.path, frame.function
                 )
+        imports = local_imports if _LOCALS in inner.scope else None
         for field in _BODIES:
             children = getattr(node, field, None)
             if children:
@@ -334,7 +353,7 @@ def _walk(tree: ast.Module) -> Iterator[tuple[ast.stmt, _Frame]]:
                         (*inner.path, (node, field)),
                         inner.function,
                     )
-                stack.extend(reversed(_after_early_exits(children, child_frame)))
+                stack.extend(reversed(_after_early_exits(children, child_frame, imports)))
 
 
 def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

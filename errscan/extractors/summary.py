@@ -30,11 +30,12 @@ def summarize(
     constants: bindings.Constants,
     factories: Sequence[tuple[str, str]],
     imported: Sequence[Import] | None = None,
+    local_imports: Sequence[ast.stmt] | None = None,
 ) -> FileSummary:
-    """`factories`: what the sites walk found (sites.extract), so no second walk is made;
-    `imported`: the module's imports, where read already (imports)."""
+    """`factories`, `local_imports`: what the sites walk found (sites.extract), so no
+    second walk is made; `imported`: the module's imports, where read already (imports)."""
     return FileSummary(
-        imports=tuple(_with_local_imports(tree, imported)),
+        imports=tuple(_with_local_imports(tree, imported, local_imports)),
         classes=tuple(_classes(tree.body, (), src, constants)),
         factories=tuple(factories),
         factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
@@ -77,9 +78,7 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
     if not wanted:
         return
     walrus = ":=" in src.text  # only then can an expression bind a name
-    for qualname, function in _functions(tree.body, ()):
-        if qualname not in wanted:
-            continue
+    for qualname, function in _functions(tree.body, wanted):
         params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
         if params and params[0] in ("self", "cls"):
             params = params[1:]
@@ -131,28 +130,40 @@ class _Body:
 
 
 def _functions(
-    body: Sequence[ast.stmt], outer: tuple[str, ...]
+    body: Sequence[ast.stmt], wanted: set[str]
 ) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Every function of a module by qualname (`C.m`, `f.<locals>.g`), in source order."""
+    """The functions of a module named in `wanted` by qualname (`C.m`, `f.<locals>.g`),
+    in source order: only the definitions that hold one are looked into."""
+    holding: set[str] = set()  # the qualnames of what holds a wanted one: `f`, `f.<locals>`
+    for name in wanted:
+        parts = name.split(".")
+        holding.update(".".join(parts[:end]) for end in range(1, len(parts)))
     found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-    _add_functions(body, outer, found)
+    _add_functions(body, "", wanted, holding, found)
     return found
 
 
 def _add_functions(
     body: Sequence[ast.stmt],
-    outer: tuple[str, ...],
+    outer: str,
+    wanted: set[str],
+    holding: set[str],
     found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]],
 ) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append((".".join((*outer, stmt.name)), stmt))
-            _add_functions(stmt.body, (*outer, stmt.name, "<locals>"), found)
+            name = outer + stmt.name
+            if name in wanted:
+                found.append((name, stmt))
+            if f"{name}.<locals>" in holding:
+                _add_functions(stmt.body, f"{name}.<locals>.", wanted, holding, found)
         elif isinstance(stmt, ast.ClassDef):
-            _add_functions(stmt.body, (*outer, stmt.name), found)
+            name = outer + stmt.name
+            if name in holding:
+                _add_functions(stmt.body, f"{name}.", wanted, holding, found)
         elif isinstance(stmt, (ast.If, ast.Try)):  # definitions under `if TYPE_CHECKING:`...
             for field in ("body", "orelse", "finalbody"):
-                _add_functions(getattr(stmt, field, []), outer, found)
+                _add_functions(getattr(stmt, field, []), outer, wanted, holding, found)
 
 
 def _built_call(
@@ -282,17 +293,21 @@ def _imported(stmt: ast.stmt) -> Iterator[Import]:
 
 
 def _with_local_imports(
-    tree: ast.Module, imported: Sequence[Import] | None = None
+    tree: ast.Module,
+    imported: Sequence[Import] | None = None,
+    local_imports: Sequence[ast.stmt] | None = None,
 ) -> Iterator[Import]:
     """The module's imports, then those made inside its functions (`from ..exceptions
     import NotFound` against an import cycle) of names the module does not bind itself,
-    each bound one way only: what a class named in a function body is."""
+    each bound one way only: what a class named in a function body is. `local_imports`:
+    the import statements inside functions in source order, where found already."""
     module = list(imports(tree)) if imported is None else list(imported)
     yield from module
     bound = {i.local for i in module}
     bound.update(name for stmt in tree.body for name in _defined_names(stmt))
     local: dict[str, Import | None] = {}
-    for stmt in _function_imports(tree.body):
+    inside = _function_imports(tree.body) if local_imports is None else local_imports
+    for stmt in inside:
         for found in _imported(stmt):
             if found.local not in bound:
                 held = local.setdefault(found.local, found)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import errscan
+from errscan.analyzer import scan
+from errscan.analyzer.parse import Parsed, parse
+from errscan.extractors import bindings, sites, summary
 
 
 def _messages(code: str) -> dict[int, tuple[str | None, tuple[str, ...]]]:
@@ -669,3 +672,102 @@ def test_a_signed_number_class_constant_is_the_class_raised_own() -> None:
         """
     )
     assert found[12][0] == "[Error -1] Future not done"  # kafka-python's, not the base's None
+
+
+# imports inside functions at every depth the sites walk goes: blocks, handlers, match
+# cases, a class inside a function, a one-line def; and module-level ones, left out
+_LOCAL_IMPORTS = """
+import os
+if os.name:
+    from a import outer
+def f(x):
+    from b import B
+    if x:
+        import c.d as cd
+    try:
+        pass
+    except ValueError:
+        from e import E
+    else:
+        from g import G
+    finally:
+        from h import H
+    match x:
+        case 1:
+            from i import I
+    class Inner:
+        from j import J
+        def m(self):
+            from k import K
+    for _ in x:
+        with open(x):
+            while x:
+                from l import L
+def g(): from m import M
+class C:
+    from n import N
+    def method(self):
+        async def inner():
+            from o import O
+"""
+
+
+def test_the_sites_walk_finds_the_imports_inside_functions_a_walk_of_its_own_would() -> None:
+    parsed = parse(_LOCAL_IMPORTS.encode(), "m.py")
+    assert isinstance(parsed, Parsed)
+    constants = bindings.Constants(parsed.tree)
+    found = sites.extract(parsed.tree, parsed.src, 3, constants)
+    lines = [stmt.lineno for stmt in found.local_imports]
+    assert lines == [6, 8, 12, 14, 16, 19, 21, 23, 27, 28, 33]
+    alone = summary.summarize(parsed.tree, parsed.src, constants, found.factories)
+    shared = summary.summarize(
+        parsed.tree, parsed.src, constants, found.factories, None, found.local_imports
+    )
+    assert shared == alone
+    bound = [i.local for i in shared.imports]
+    assert bound == ["os", "outer", "B", "cd", "E", "G", "H", "I", "J", "K", "L", "M", "O"]
+
+
+_FACTORIES = """
+def top(msg):
+    return Error(msg)
+class Holder:
+    def method(self, code):
+        return Error(code)
+    class Nested:
+        def deep(self, why):
+            raise Error(why)
+def outer():
+    def helper(text):
+        return Error(text)
+    class Local:
+        def build(self, detail):
+            return Error(detail)
+    return helper
+if TYPE_CHECKING:
+    def typed(name):
+        return Error(name)
+else:
+    def typed(name, extra=None):
+        return Error(name, extra)
+with context():
+    def hidden(value):
+        return Error(value)
+"""
+
+
+def test_each_factory_is_found_at_any_depth_of_definitions() -> None:
+    """Methods, nested classes, functions in functions, both branches of an `if`; not
+    a definition under `with` (the summary reads definitions, not every block)."""
+    result = scan.scan_file("m.py", _FACTORIES, 3)
+    assert result.summary is not None
+    calls = [(name, params) for name, params, _ in result.summary.factory_calls]
+    assert calls == [
+        ("top", ("msg",)),
+        ("Holder.method", ("code",)),
+        ("Holder.Nested.deep", ("why",)),
+        ("outer.<locals>.helper", ("text",)),
+        ("outer.<locals>.Local.build", ("detail",)),
+        ("typed", ("name",)),
+        ("typed", ("name", "extra")),
+    ]
