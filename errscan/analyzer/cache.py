@@ -13,13 +13,14 @@ import marshal
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from errscan import background
 from errscan.analyzer import related
+from errscan.analyzer.index import StoredSummary
 from errscan.analyzer.link import key_fields
 from errscan.errors import CacheError
 from errscan.models import (
@@ -143,7 +144,7 @@ class ResultCache:
             self._touch(stale)
         return found
 
-    def summary(self, sha: str) -> FileSummary | None:
+    def summary(self, sha: str) -> StoredSummary | None:
         found = self.get_many([sha], column="summary")
         return decode_summary(found[sha]) if sha in found else None
 
@@ -319,41 +320,15 @@ def decode_names(data: bytes) -> tuple[list[str], list[str], bool] | None:
         return None
 
 
-def decode_summary(data: bytes) -> FileSummary | None:
+def decode_summary(data: bytes) -> StoredSummary | None:
+    """A file's summary; its classes are made into ClassInfo as they are asked for
+    (_Classes), which the value's digest, checked by get_many, lets wait: the rows are
+    what encode wrote."""
     try:
         imports, classes, factories, made, aliases = _loads(data)
-        return FileSummary(
+        return StoredSummary(
             imports=tuple(Import(*row) for row in imports),
-            classes=tuple(
-                ClassInfo(
-                    q,
-                    tuple(b),
-                    d,
-                    tuple(p) if p is not None else None,
-                    _parts(parts),
-                    tuple(_parts(o) for o in others),
-                    bool(from_str),
-                    tuple((k, str(t)) for k, t in supers),
-                    bool(plain),
-                    tuple((str(n), str(v)) for n, v in constants),
-                    tuple(map(str, caller_set)),
-                    tuple((str(name), _parts(value)) for name, value in defaults),
-                )
-                for (
-                    q,
-                    b,
-                    d,
-                    p,
-                    parts,
-                    others,
-                    from_str,
-                    supers,
-                    plain,
-                    constants,
-                    caller_set,
-                    defaults,
-                ) in classes
-            ),
+            classes=_Classes({row[0]: row for row in classes}),
             factories=tuple((name, made) for name, made in factories),
             factory_calls=tuple(
                 (str(name), tuple(map(str, params)), _args(built)) for name, params, built in made
@@ -362,6 +337,49 @@ def decode_summary(data: bytes) -> FileSummary | None:
         )
     except _UNREADABLE:
         return None
+
+
+class _Classes(Mapping[str, ClassInfo]):
+    """A summary's classes by qualname, from their rows, each made once when first asked
+    for."""
+
+    def __init__(self, rows: dict[str, list[Any]]) -> None:
+        self._rows = rows
+        self._made: dict[str, ClassInfo] = {}
+
+    def __getitem__(self, qualname: str) -> ClassInfo:
+        found = self._made.get(qualname)
+        if found is None:
+            found = self._made[qualname] = _class_info(self._rows[qualname])
+        return found
+
+    def __contains__(self, qualname: object) -> bool:
+        return qualname in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _class_info(row: list[Any]) -> ClassInfo:
+    (q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set,
+     defaults) = row  # fmt: skip
+    return ClassInfo(
+        q,
+        tuple(b),
+        d,
+        tuple(p) if p is not None else None,
+        _parts(parts),
+        tuple(_parts(o) for o in others),
+        bool(from_str),
+        tuple((k, str(t)) for k, t in supers),
+        bool(plain),
+        tuple((str(n), str(v)) for n, v in constants),
+        tuple(map(str, caller_set)),
+        tuple((str(name), _parts(value)) for name, value in defaults),
+    )
 
 
 def _summary_row(summary: FileSummary) -> list[Any]:

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from errscan.analyzer import cache, link, output, related, scan
-from errscan.analyzer.index import HeldTable, Index
-from errscan.models import FileError, FileSummary
+from errscan.analyzer.index import HeldTable, Index, StoredSummary
+from errscan.models import FileError
 
 MAX_FILES = 20_000  # past this, the tables' contents are not copied into every worker
 
@@ -75,7 +75,7 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
     if context is None or results is None:
         return None
 
-    def load(path: str) -> FileSummary:
+    def load(path: str) -> StoredSummary:
         sha = context.shas.get(path)
         found = results.summary(sha) if sha is not None else None
         if found is None:

@@ -18,7 +18,7 @@ from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.summary import UNKNOWN_STR
-from errscan.models import ClassInfo, FileSummary, Import, MessagePart
+from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
 _STOP = ("Exception", "BaseException")
 # builtin exceptions whose str() is BaseException's own (the args: one as str(), several
@@ -234,11 +234,24 @@ class ExceptionInfo:
 
 
 @dataclass(frozen=True)
+class StoredSummary:
+    """A file's summary as read back from the result cache (cache.decode_summary): its
+    classes by qualname, each of which may be made into a ClassInfo only when asked for
+    (linking asks of a few of the many classes the summaries it reads hold)."""
+
+    imports: tuple[Import, ...]
+    classes: Mapping[str, ClassInfo]
+    factories: tuple[tuple[str, str], ...]
+    factory_calls: tuple[FactoryCall, ...]
+    aliases: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class _FileFacts:
     imports: dict[str, Import]
     stars: tuple[Import, ...]  # `from .exceptions import *`, in source order
     aliases: dict[str, str]  # `ConnectionError = ProtocolError`: the name as written
-    classes: dict[str, ClassInfo]  # by qualname inside the module
+    classes: Mapping[str, ClassInfo]  # by qualname inside the module
     factories: dict[str, str]  # function qualname -> the class it makes, as written
     # function qualname -> its parameters and the arguments of the class it builds
     factory_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None]]
@@ -256,7 +269,7 @@ class Index:
     def __init__(
         self,
         modules: Modules,
-        load: Callable[[str], FileSummary | None],
+        load: Callable[[str], FileSummary | StoredSummary | None],
         defined: Callable[[str], str | None] | None = None,
     ) -> None:
         """`modules`: the scan's files. `load`: a file's summary. `defined`: the file
@@ -355,12 +368,13 @@ class Index:
             return facts
         return self._remember(path, self._load(path) or FileSummary())
 
-    def _remember(self, path: str, summary: FileSummary) -> _FileFacts:
+    def _remember(self, path: str, summary: FileSummary | StoredSummary) -> _FileFacts:
+        classes = summary.classes
         facts = _FileFacts(
             imports={i.local: i for i in summary.imports if i.local != "*"},
             stars=tuple(i for i in summary.imports if i.local == "*"),
             aliases=dict(summary.aliases),
-            classes={c.qualname: c for c in summary.classes},
+            classes=classes if isinstance(classes, Mapping) else {c.qualname: c for c in classes},
             factories=dict(summary.factories),
             factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
         )

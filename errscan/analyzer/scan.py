@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, TypeVar
 from errscan import background
 from errscan.analyzer import cache, link
 from errscan.analyzer.files import BlobEntry, Listing, SourceFile, Unread, chunks
+from errscan.analyzer.index import StoredSummary
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
-from errscan.models import FileError, FileResult, FileSummary
+from errscan.models import FileError, FileResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -133,7 +134,7 @@ class Repair:
         self._results.put_many([(entry.sha, encoded)])
         return encoded
 
-    def summary(self, path: str) -> FileSummary:
+    def summary(self, path: str) -> StoredSummary:
         """A file's summary, from the cache, else scanned again."""
         found = self._results.summary(self._listing.sha(path))
         if found is None:

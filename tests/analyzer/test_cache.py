@@ -273,16 +273,33 @@ def test_encode_decode_round_trip() -> None:
     code = (
         'from . import x as y\nclass C(E):\n    """Doc."""\n'
         'def f():\n    raise E(f"a {b!r:>3}", c) from d\n'
+        "class Bad(ValueError):\n"
+        "    code = 'E1'\n"
+        "    def __init__(self, name, detail=None):\n"
+        "        if detail is None:\n"
+        "            detail = f'no {name}'\n"
+        "        self.name = name\n"
+        "        super().__init__(f'bad {name}: {detail}')\n"
+        "    def __str__(self):\n"
+        "        return f'{self.name}!'\n"
     )
     result = scan.scan_file("m.py", code, 3)
     data, summary, names, features = cache.encode(result)
     ((key, feature),) = cache.decode_features(features) or []
     assert key == ["f", "raise", "E", "a {b!r:>3}"] and feature[0] == "f"
-    assert cache.decode_names(names) == (["C"], ["f"], False)
+    assert cache.decode_names(names) == (["C", "Bad"], ["f"], False)
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites
     assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
-    assert cache.decode_summary(summary) == result.summary
+    stored, made = cache.decode_summary(summary), result.summary
+    assert stored is not None and made is not None
+    assert dict(stored.classes) == {c.qualname: c for c in made.classes}
+    assert (stored.imports, stored.factories, stored.aliases) == (
+        made.imports,
+        made.factories,
+        made.aliases,
+    )
+    assert stored.factory_calls == made.factory_calls
     moved = cache.decode(data, "elsewhere.py")
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None
