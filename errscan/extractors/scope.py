@@ -94,6 +94,12 @@ def rebinds(node: ast.AST, name: str) -> bool:
     return name in rebound(node)
 
 
+# the nodes that bind names other than by a plain `=`
+REBINDING = frozenset(
+    (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+)
+
+
 def rebound(node: ast.AST) -> set[str]:
     """The names `node` binds other than by a plain `=` (see rebinds)."""
     targets: list[ast.expr] = []

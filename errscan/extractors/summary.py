@@ -116,8 +116,9 @@ class _Body:
                         for name in scope.walk(target):
                             if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                                 self.assigned[name.id] = None
-            for bound in scope.rebound(node):
-                self.assigned[bound] = None
+            if type(node) in scope.REBINDING:
+                for bound in scope.rebound(node):
+                    self.assigned[bound] = None
 
     def assignments(self, name: str) -> list[ast.Assign] | None:
         """The plain `name = ...` statements; None where the name is bound another way."""
@@ -628,16 +629,24 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
     args = init.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self"}
     params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    # each statement read once: the names it reads or binds, and those it binds
+    # each statement read once: the names it reads or binds, those it binds, and those
+    # its value (of an assignment) reads or binds
     statements = []
     for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
-            found_names = [n for n in scope.walk(node) if isinstance(n, ast.Name)]
-            stored = {n.id for n in found_names if isinstance(n.ctx, ast.Store)}
-            statements.append((node, {n.id for n in found_names}, stored))
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            value = _name_nodes(node.value) if node.value is not None else []
+            parts = node.targets if isinstance(node, ast.Assign) else [node.target, node.annotation]
+            found_names = [n for part in parts for n in _name_nodes(part)] + value
+            value_ids = {n.id for n in value}
+        elif isinstance(node, (ast.AugAssign, ast.Expr)):
+            found_names, value_ids = _name_nodes(node), set()
+        else:
+            continue
+        stored = {n.id for n in found_names if isinstance(n.ctx, ast.Store)}
+        statements.append((node, {n.id for n in found_names}, stored, value_ids))
     fed = set(params)  # locals a parameter flows into, and the parameters themselves
     for _ in range(2):  # a local fed from a local fed from a parameter
-        for node, named, stored in statements:
+        for node, named, stored, _value in statements:
             if isinstance(node, ast.AnnAssign) or not named & fed:
                 continue
             fed |= stored
@@ -647,14 +656,10 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
                     fed.add(func.value.id)
     found = set()
-    for node, _, _ in statements:
+    for node, _, _, read in statements:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = node.value
-            if (
-                value is None
-                or not {n.id for n in scope.walk(value) if isinstance(n, ast.Name)} & fed
-            ):
+            if node.value is None or not read & fed:
                 continue
             for target in targets:
                 if (
@@ -664,6 +669,11 @@ def _caller_set(init: ast.FunctionDef | None, nodes: Sequence[ast.AST]) -> tuple
                 ):
                     found.add(target.attr)
     return tuple(sorted(found))
+
+
+def _name_nodes(node: ast.AST) -> list[ast.Name]:
+    """The Name nodes in `node`, itself included."""
+    return [n for n in scope.walk(node) if isinstance(n, ast.Name)]
 
 
 def _first_paragraph(doc: str | None) -> str | None:
