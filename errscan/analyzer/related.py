@@ -45,7 +45,7 @@ import re
 import sqlite3
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,10 +335,11 @@ class Ranking:
             held = self._held or []
             counts = Counter(str(w) for *_, feature in held for w in feature[3])
             self._held_counts = counts
+            shared = _shared(counts)
             self._held_keys = [
                 (key, rid)
                 for rid, _path, _seq, _text, (_function, env, names, words) in held
-                for key in _keys(env, names, [str(w) for w in words], counts)
+                for key in _keys(env, names, [str(w) for w in words], shared)
             ]
         return self._held_keys
 
@@ -385,14 +386,14 @@ class Ranking:
                 return
             last = batch[-1][0]
             entries = [(rid, json.loads(feature), dirty) for _, rid, feature, dirty in batch]
-            counts = self._counts({w for _, f, _ in entries for w in f[3]})
+            shared = _shared(self._counts({w for _, f, _ in entries for w in f[3]}))
             reweighted = [rid for rid, _, dirty in entries if dirty == 2]
             if reweighted:
                 self._drop_keys(reweighted)
             rows = [
                 (key, rid)
                 for rid, (_function, env, names, words), _dirty in entries
-                for key in _keys(env, names, words, counts)
+                for key in _keys(env, names, words, shared)
             ]
             db.executemany("INSERT INTO post VALUES (?, ?)", rows)
             if not self._fresh:
@@ -658,14 +659,22 @@ class Ranker:
 
 
 def _keys(
-    env: Iterable[str], names: Iterable[str], words: Iterable[str], counts: dict[str, int]
+    env: Iterable[str],
+    names: Iterable[str],
+    words: Iterable[str],
+    shared: dict[str, tuple[int, str]],
 ) -> list[str]:
     """The keys that pick a record's candidates: its environment variables, its guard
     names, and the rarest of its words that other records use too (a word of this
-    record alone picks no one)."""
-    shared = [w for w in words if counts.get(w, 0) > 1]
-    rare = sorted(shared, key=lambda w: (_level(counts[w]), w))[:_RARE_WORDS]
-    return [f"e:{n}" for n in env] + [f"n:{n}" for n in names] + [f"w:{w}" for w in rare]
+    record alone picks no one). `shared`: _shared of the words' counts."""
+    rare = sorted([shared[w] for w in words if w in shared])[:_RARE_WORDS]
+    return [f"e:{n}" for n in env] + [f"n:{n}" for n in names] + [f"w:{w}" for _, w in rare]
+
+
+def _shared(counts: Mapping[str, int]) -> dict[str, tuple[int, str]]:
+    """The words other records use too (counted more than once), each with what orders
+    them rarest first: its rounded count, then itself."""
+    return {w: (_level(n), w) for w, n in counts.items() if n > 1}
 
 
 def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:
