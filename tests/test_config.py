@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errscan import config
-from errscan.analyzer.files import Filters, pytest_files
+from errscan.analyzer.files import Filters, is_test_folder, pytest_files
 from errscan.cli import cli
 from errscan.errors import InputError
 from tests.support import commit_all, git, write
@@ -215,6 +215,32 @@ def test_a_catch_all_python_files_pattern_does_not_make_the_project_tests() -> N
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("folder", "tests"),
+    [
+        ("testing", True), ("tests", True), ("src/tests", True), ("unit_tests", True),
+        ("test-suite", True), ("tests2", True), ("Tests", True),
+        ("sympy", False), ("src", False), ("doc/src", False), ("contest", False),
+        ("testinfra", False), ("pytest_httpx", False),
+    ],
+)  # fmt: skip
+def test_a_folder_is_test_code_by_its_name(folder: str, tests: bool) -> None:
+    assert is_test_folder(folder) is tests
+
+
+def test_a_package_in_testpaths_keeps_its_code_and_drops_its_tests() -> None:
+    """sympy's testpaths = ["sympy", "doc/src"]: the package holds its tests among its
+    code (sympy/core/tests/test_basic.py), which pytest finds there by python_files."""
+    filters = Filters(pytest_paths=("sympy", "doc/src"), test_files=pytest_files(("check_*.py",)))
+    assert not filters.is_test("sympy/core/basic.py")
+    assert not filters.is_test("doc/src/conf.py")
+    assert filters.is_test("sympy/core/tests/test_basic.py")
+    assert filters.is_test("sympy/core/check_basic.py")
+    assert not filters.is_test("bin/check_all.py")  # pytest collects within testpaths only
+    both = Filters(pytest_paths=("pkg", "testing"), test_files=())
+    assert both.is_test("testing/helpers.py") and not both.is_test("pkg/helpers.py")
+
+
 # -- scanning ---------------------------------------------------------------------------
 
 
@@ -243,6 +269,17 @@ def test_the_repository_config_and_its_pytest_settings_apply(tmp_path: Path) -> 
         }
         assert files_of(records) == ["examples/demo.py", "src/lib/check_more.py", "src/lib/core.py",
                                      "testing/check_core.py", "testing/helpers.py"]  # fmt: skip
+
+
+def test_a_project_whose_testpaths_is_its_package_is_catalogued(tmp_path: Path) -> None:
+    root = repo_with(
+        tmp_path,
+        '[tool.pytest.ini_options]\ntestpaths = ["src", "testing"]\n'
+        'python_files = ["check_*.py"]\n',
+    )
+    _, records, _ = extract(str(root))
+    # src/ is the code (its check_*.py, tests), testing/ the tests, wholly
+    assert files_of(records) == ["examples/demo.py", "src/lib/core.py"]
 
 
 def test_precedence_is_flag_then_user_file_then_repository_then_default(

@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import re
 import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -60,13 +61,32 @@ class Filters:
 
     def is_test(self, path: str) -> bool:
         """Test code: by the fixed rules (is_test), a test-paths glob, or the scanned
-        project's pytest settings: all under its testpaths, else files named as its
-        python_files patterns say."""
+        project's pytest settings. Under a testpaths folder named as tests are (pytest's
+        `testing/`: is_test_folder), all is test code; under another (the package itself,
+        `sympy`, `src`, whose tests sit among its code), the files named as its
+        python_files patterns say, which pytest collects there; without testpaths,
+        such files anywhere."""
         if is_test(path) or any(matches(path, glob) for glob in self.test_paths):
             return True
         if self.pytest_paths:
-            return any(_under(path, glob) for glob in self.pytest_paths)
+            under = [glob for glob in self.pytest_paths if _under(path, glob)]
+            if any(is_test_folder(glob) for glob in under):
+                return True
+            if not under:
+                return False
         return any(_named(path, pattern) for pattern in self.test_files)
+
+
+def is_test_folder(path: str) -> bool:
+    """Whether a folder's name says it holds tests: a word of one of its parts (split at
+    `_`, `-` and `.`) is test, tests or testing (unittests, tests2 too): `testing`,
+    `unit_tests`, `test-suite`; not a package's own name (`sympy`, `src`, `contest`,
+    `pytest_httpx`)."""
+    return any(_TEST_WORD.fullmatch(word) for word in _WORDS.split(path.lower()))
+
+
+_WORDS = re.compile(r"[/_.-]")
+_TEST_WORD = re.compile(r"(?:unit|functional|integration|i)?tests?\d*|testing")
 
 
 _VENDORED_DIRS = frozenset({"_vendor", "vendor", "third_party", "extern"})
