@@ -649,13 +649,25 @@ class Ranker:
                     score = scores[pair] = _score(entry, other)
                 if other.words:  # an error with a message says more on a page than one without
                     score += _MESSAGE
-                near = abs(other.seq - seq) if other.path == path else -1
-                scored.append((-score, near < 0, near, rid))
+                if other.path == path:
+                    near = abs(other.seq - seq)
+                    scored.append((-score, False, near, rid))
+                else:
+                    scored.append((-score, True, -1, rid))
             scored.sort()  # what heapq.nsmallest gives, faster for a few dozen
-            text = json.dumps([rid for score, _, _, rid in scored[:_LIMIT] if score < 0])
+            text = _json_list([rid for score, _, _, rid in scored[:_LIMIT] if score < 0])
             if text != old:
                 updates.append((text, this_id, path))
         return updates
+
+
+def _json_list(ids: list[str]) -> str:
+    """json.dumps(ids), written directly for ids that need no escaping (link.record_id's
+    hex digits)."""
+    plain = "".join(ids)
+    if plain.isascii() and plain.isprintable() and '"' not in plain and "\\" not in plain:
+        return '["' + '", "'.join(ids) + '"]' if ids else "[]"
+    return json.dumps(ids)
 
 
 def _keys(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -162,3 +163,11 @@ def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
         patch.setattr(related, "_GROUP", 3)
         assert _lists(files) == held
     assert any(held.values()) or sum(map(len, files.values())) < 2
+
+
+@given(st.lists(st.text(max_size=20), max_size=6))
+def test_a_list_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
+    assert related._json_list(ids) == json.dumps(ids)
+    assert related._json_list(["0123456789abcdef", "fedcba9876543210"]) == json.dumps(
+        ["0123456789abcdef", "fedcba9876543210"]
+    )
