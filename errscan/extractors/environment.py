@@ -96,11 +96,23 @@ class Mentions:
     def lines_naming(self, name: str) -> list[int]:
         if self._words is None:
             self._words = {}
-            for number, line in enumerate(self._lines, 1):
-                if _ENV_LINE.search(line):
-                    for word in dict.fromkeys(_WORD.findall(line)):
-                        self._words.setdefault(word, []).append(number)
+            for number in self._environment_lines():
+                for word in dict.fromkeys(_WORD.findall(self._lines[number - 1])):
+                    self._words.setdefault(word, []).append(number)
         return self._words.get(name, [])
+
+    def _environment_lines(self) -> list[int]:
+        """The numbers of the lines that speak of the environment, in order: one search
+        over the whole text (a match never spans lines), not one a line."""
+        text = "\n".join(self._lines)
+        found: list[int] = []
+        number, counted = 1, 0
+        for match in _ENV_LINE.finditer(text):
+            number += text.count("\n", counted, match.start())
+            counted = match.start()
+            if not found or found[-1] != number:
+                found.append(number)
+        return found
 
 
 _WORD = re.compile(r"\w+")

@@ -90,7 +90,6 @@ def extract(
     # what each function returns and raises by calling something: a factory returns one
     # class (raising others where it cannot build it), or, returning nothing, raises one
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
-    walrus = reader.walrus
     local_imports: list[ast.stmt] = []
     for node, frame in _walk(tree, local_imports):
         if isinstance(node, (ast.Return, ast.Raise)) and frame.scope[-1:] == ("<locals>",):
@@ -98,10 +97,10 @@ def extract(
             held = exception.with_a_traceback(value)
             value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
             if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
-                value = _assigned_call(frame.body, value.id, walrus)
+                value = _assigned_call(frame.body, value.id, src.walrus_in(frame.body))
             callee = value.func if isinstance(value, ast.Call) else None
             built = unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
-            if held is not None and not _made_here(frame.body, held, walrus):
+            if held is not None and not _made_here(frame.body, held, src.walrus_in(frame.body)):
                 # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
                 built = exception.RAISED_BEFORE
             returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
@@ -380,9 +379,7 @@ class _SiteReader:
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
         self.helpers = helpers.Helpers({}, {})
         self.tree: ast.Module | None = None
-        # read once per file: whether an expression can bind a name, and whether a raise
-        # can be of an exc_info's value
-        self.walrus = ":=" in src.text
+        # read once per file: whether a raise can be of an exc_info's value
         self.exc_info = "exc_info" in src.text
         self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
 
@@ -408,7 +405,8 @@ class _SiteReader:
             return self._site(node, frame, "reraise", thrown, reraises=caught)
         built = self._built_elsewhere(node, raised, frame)
         held = exception.with_a_traceback(node.exc)
-        if (held is not None and not _made_here(frame.body, held, self.walrus)) or (
+        walrus = self.src.walrus_in(frame.body)
+        if (held is not None and not _made_here(frame.body, held, walrus)) or (
             self.exc_info and _exc_info_value(raised, frame.body)
         ):
             # an exception raised before, raised again with its traceback
@@ -559,7 +557,7 @@ class _SiteReader:
         name, method = written.split(".")
         if name in ("self", "cls") or exception.looks_like_class_name(method):
             return written
-        call = _assigned_call(frame.body, name, self.walrus)
+        call = _assigned_call(frame.body, name, self.src.walrus_in(frame.body))
         callee = call.func if isinstance(call, ast.Call) else None
         if not isinstance(callee, (ast.Name, ast.Attribute)):
             return written

@@ -7,7 +7,9 @@ src.segment(call_node) == "f(a,\\n      b)"
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections.abc import Sequence
 
 # Python ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also splits
 # at \f, \v, \x1c.. and would shift every line number after one).
@@ -17,7 +19,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class Source:
     """One file's text: its lines as Python numbers them, and node segments."""
 
-    __slots__ = ("_encoded", "lines", "path", "shown_lines", "text")
+    __slots__ = ("_encoded", "_walrus_lines", "lines", "path", "shown_lines", "text")
 
     def __init__(self, text: str, path: str = "mod.py", shown: str | None = None) -> None:
         """`shown`: the file as written, where `text` is a rewrite of it, line for line."""
@@ -28,6 +30,7 @@ class Source:
         if shown is not None and len(_split(shown)) == len(self.lines):
             self.shown_lines = _split(shown)
         self._encoded: dict[int, bytes] = {}
+        self._walrus_lines: list[int] | None = None
 
     def _line_bytes(self, lineno: int) -> bytes:
         """Line `lineno` (1-based) as UTF-8: ast column offsets count UTF-8 bytes."""
@@ -36,6 +39,40 @@ class Source:
             encoded = self.lines[lineno - 1].encode("utf-8", "surrogatepass")
             self._encoded[lineno] = encoded
         return encoded
+
+    def walrus_in(self, body: Sequence[ast.stmt]) -> bool:
+        """Whether an expression of `body` may bind a name (`:=`), so that its statements
+        alone do not tell every name it binds: a line it spans holds `:=` (in code, or
+        in a string or a comment, alike)."""
+        if not body:
+            return False
+        if self._walrus_lines is None:
+            self._walrus_lines = self._lines_holding(":=")
+        found = self._walrus_lines
+        if not found:
+            return False
+        first = body[0].lineno
+        last = body[-1].end_lineno or len(self.lines)
+        at = bisect.bisect_left(found, first)
+        return at < len(found) and found[at] <= last
+
+    def _lines_holding(self, text: str) -> list[int]:
+        """The numbers of the lines that hold `text`, in order."""
+        whole = self.text
+        if text not in whole:
+            return []
+        if "\r" in whole:  # line ends of three kinds: line by line
+            return [n for n, line in enumerate(self.lines, 1) if text in line]
+        found: list[int] = []
+        at = whole.find(text)
+        line, counted = 1, 0
+        while at >= 0:
+            line += whole.count("\n", counted, at)
+            counted = at
+            if not found or found[-1] != line:
+                found.append(line)
+            at = whole.find(text, at + len(text))
+        return found
 
     def column(self, lineno: int, byte_offset: int) -> int:
         """The 0-based character column of a UTF-8 byte offset on line `lineno`."""

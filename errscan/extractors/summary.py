@@ -77,13 +77,12 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
     wanted = set(names)
     if not wanted:
         return
-    walrus = ":=" in src.text  # only then can an expression bind a name
     for qualname, function in _functions(tree.body, wanted):
         params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
         if params and params[0] in ("self", "cls"):
             params = params[1:]
         params += [a.arg for a in function.args.kwonlyargs]
-        body = _Body(function, walrus)
+        body = _Body(function, src.walrus_in(function.body))
         built = {_built_call(node.value, body, src) for node in body.returns}
         if not built:  # a raising helper: what it raises
             built = {_built_call(node.exc, body, src) for node in body.raises}
@@ -93,7 +92,7 @@ def _factory_calls(tree: ast.Module, names: Sequence[str], src: Source) -> Itera
 class _Body:
     """A factory's own code, read once: its returns, its raises (of something) and its
     plain assignments by name; None for a name it binds another way too (`+=`, a loop's
-    target, unpacking). Its statements are enough, unless the file has a `:=` somewhere."""
+    target, unpacking). Its statements are enough, unless a line of it holds a `:=`."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> None:
         self.function = function
