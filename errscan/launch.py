@@ -250,11 +250,12 @@ def _holds(note: dict[str, Any], root: str) -> bool:
     if note["build"] != build.signature():
         return False
     path, git_dir = note["path"], note["git_dir"]
-    if not os.path.isdir(path) or gitcmd.discover(path) != git_dir:
+    if not os.path.isdir(path) or gitcmd.discover_commit(path, note["rev"]) != (
+        git_dir,
+        note["sha"],
+    ):
         return False
     repo = gitcmd.Git(git_dir, scanned=True)
-    if gitcmd.rev_parse(repo, note["rev"]) != note["sha"]:
-        return False
     origin, real = note["origin"], note["origin_real"]
     if origin is not None and gitcmd.origin_url(repo) != origin:
         return False

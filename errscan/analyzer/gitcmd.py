@@ -5,6 +5,7 @@ scanned repository's configuration says can make git run a program, prompt, fetc
 write. The commands, and what each could otherwise be made to run:
 
     rev-parse --absolute-git-dir   (in the path given)  core.fsmonitor, include.path
+      [--verify REV^{commit}]      (a warm rerun's check: both in one)
     config --get remote.origin.url (naming it)          include.path
     rev-parse --verify REV^{commit}                     core.fsmonitor, replace refs
     ls-tree -r -z [-l] --full-tree COMMIT               replace refs, promisor remotes
@@ -181,6 +182,28 @@ def discover(path: str) -> str | None:
         return None
     found = done.stdout.decode("utf-8", "surrogateescape").strip()
     return found if done.returncode == 0 and found else None
+
+
+def discover_commit(path: str, rev: str) -> tuple[str, str] | None:
+    """What discover(path), then rev_parse of `rev` in the repository found, give, in one
+    git command (a warm rerun's check, errscan.launch): (git directory, commit sha), or
+    None where either finds nothing."""
+    argv = ["git", "--no-pager", "rev-parse", "--absolute-git-dir", "--verify", "--quiet"]
+    try:
+        done = subprocess.run(
+            [*argv, "--end-of-options", f"{rev}^{{commit}}"],
+            env=environment(scanned=True),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            cwd=path,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if done.returncode != 0 or len(lines) != 2 or not all(lines):
+        return None
+    return lines[0], lines[1]
 
 
 def rev_parse(repo: Git, rev: str) -> str | None:

@@ -137,6 +137,9 @@ def test_no_command_of_a_scanned_repository_runs_nothing_fetched_nothing_written
         ("extract", f"{work}@HEAD", "-q", "--db", str(db), "-o", os.devnull),
         ("extract", f"{partial}@{signed}", "-q", "--db", str(db), "-o", os.devnull),
         ("extract", ".", "-q", "--include-tests", "-o", os.devnull),
+        # the same again: answered by the warm rerun's check (errscan.launch), which
+        # asks git of the work tree's configuration too
+        ("extract", ".", "-q", "--include-tests", "-o", os.devnull),
         ("export", f"{work}@{signed}", "--db", str(db), "--format", "sarif", "-o", os.devnull),
         ("diff", f"{work}@HEAD~1", "HEAD", "--db", str(db)),
         ("track", str(config), "--db", str(db), "--report-dir", str(tmp_path / "report")),
@@ -205,3 +208,20 @@ def test_the_environment_asks_no_program_and_never_prompts() -> None:
     assert pins["core.fsmonitor"] == "false" and pins["credential.helper"] == ""
     assert env["GIT_NO_LAZY_FETCH"] == "1" and env["GIT_TERMINAL_PROMPT"] == "0"
     assert gitcmd.environment(scanned=False, base={})["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"
+
+
+def test_one_command_finds_the_git_directory_and_the_commit(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "a.py", "raise ValueError('a')\n")
+    commit_all(root, "one")
+    head = git(root, "rev-parse", "HEAD").strip()
+    inside = root / "sub"
+    inside.mkdir()
+    found = gitcmd.discover_commit(str(inside), "main")
+    assert found == (gitcmd.discover(str(inside)), head)
+    assert found is not None and found[0] == str((root / ".git").resolve())
+    assert gitcmd.discover_commit(str(root), "no-such-branch") is None
+    assert gitcmd.discover_commit(str(root), "HEAD:a.py") is None  # a blob, not a commit
+    assert gitcmd.discover_commit(str(tmp_path), "HEAD") is None  # no repository
