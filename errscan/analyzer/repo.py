@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from errscan.analyzer.gitcmd import Git, GitError, discover, origin_url, rev_parse
+from errscan.analyzer.gitcmd import (
+    Git,
+    GitError,
+    discover,
+    discover_commit,
+    origin_url,
+    rev_parse,
+)
 from errscan.errors import InputError
 
 # GitHub owners are letters, digits and inner hyphens; names may hold dots and underscores too.
@@ -139,11 +146,13 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
     check_address(target.repo)
     local = _local_path(target.repo)
     if local is not None:
-        repo = _open_local(local)
         rev = target.rev or "HEAD"
-        sha = rev_parse(repo, rev)
-        if sha is None:
+        # one git command where both are found; else asked one at a time, to say which
+        found = discover_commit(str(local), rev) if local.is_dir() else None
+        if found is None:
+            _open_local(local)  # not a repository: says so
             raise InputError(f"unknown revision {rev!r} in {target.repo}")
+        repo, sha = Git(found[0], scanned=True), found[1]
         origin = None if name else origin_url(repo)
         shown, web = display_name(name or _local_name(repo, origin or ""))
         return Commit(repo.git_dir, sha, shown, web, True, str(local), rev, origin)
