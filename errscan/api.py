@@ -648,8 +648,8 @@ def export(
         ):
             running.files  # noqa: B018 - lists the files, for the warnings of globs that take none
         running.close()
-        chunks, (files, sites, file_errors) = hit
-        outfile.write_bytes(chunks, path, out)
+        chunks, (files, sites, file_errors), same = hit
+        outfile.write_bytes(chunks, path, out, same)
         if kept is not None:
             kept(running._source, running.cache_root, entry)
         return ScanStats(files, sites, file_errors, running.elapsed)

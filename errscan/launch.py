@@ -210,10 +210,10 @@ def _answer(argv: Sequence[str]) -> int | None:
             check_writable(output)
     except Exception:  # whatever is wrong here, the full way tells
         return None
-    chunks, (files, sites, file_errors) = hit
+    chunks, (files, sites, file_errors), same = hit
     if output is not None:
         try:  # atomic: where this fails, nothing was written, and the full way answers
-            write_bytes(chunks, output, sys.stdout)
+            write_bytes(chunks, output, sys.stdout, same)
         except Exception:
             return None
     else:

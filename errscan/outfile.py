@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 from errscan.errors import InputError
@@ -14,6 +15,7 @@ from errscan.tempname import mkstemp
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from io import FileIO
     from typing import IO, TextIO
 
 
@@ -28,9 +30,13 @@ def check_writable(path: Path) -> None:
         raise InputError(f"output path is a directory: {path}")
 
 
-def write_bytes(chunks: Iterable[bytes], path: Path | None, stream: TextIO) -> None:
+def write_bytes(
+    chunks: Iterable[bytes], path: Path | None, stream: TextIO, same: Same | None = None
+) -> None:
     """Text already encoded as UTF-8 (a replayed output, copied as it is: no decoding
-    and encoding again) to `stream`, or atomically to `path`, as output.write_chunks."""
+    and encoding again) to `stream`, or atomically to `path`, as output.write_chunks.
+    `same`: the size and CRC-32 of what the chunks hold, where known (a stored output):
+    a file at `path` that holds those bytes already is left as it is, not written again."""
     if path is None:
         buffer = getattr(stream, "buffer", None)
         stream.flush()
@@ -41,9 +47,47 @@ def write_bytes(chunks: Iterable[bytes], path: Path | None, stream: TextIO) -> N
                 stream.write(chunk.decode("utf-8"))
         (buffer or stream).flush()
         return
+    if same is not None and holds(path, same):
+        return
     with opened(path) as out:
         for chunk in chunks:
             out.write(chunk)
+
+
+# bytes' size and CRC-32, and the bytes themselves where held whole
+Same = tuple[int, int, bytes | None]
+_BLOCK = 1 << 20
+
+
+def holds(path: Path, same: Same) -> bool:
+    """Whether the regular file at `path` (a link's target) holds the bytes `same` tells:
+    compared with them where they are held, else by digest."""
+    size, crc32, data = same
+    try:
+        with open(path, "rb", buffering=0) as found:
+            info = os.fstat(found.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+                return False
+            if data is not None:
+                return _equal(found, data)
+            import zlib  # here: only a rerun to the same file asks
+
+            digest = 0
+            while block := found.read(_BLOCK):
+                digest = zlib.crc32(block, digest)
+    except OSError:
+        return False
+    return digest == crc32
+
+
+def _equal(found: FileIO, data: bytes) -> bool:
+    """Whether the rest of `found` is `data`, read a block at a time."""
+    at = 0
+    while block := found.read(_BLOCK):
+        if block != data[at : at + len(block)]:
+            return False
+        at += len(block)
+    return at == len(data)
 
 
 @contextlib.contextmanager

@@ -75,6 +75,33 @@ def test_a_rerun_writes_the_stored_bytes_before_click_loads(
     assert not full and piped.encode() == written and err == ""
 
 
+def test_an_output_file_holding_the_bytes_already_is_left_as_it_is(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    """A rerun to the file it wrote before writes nothing (the same inode, the same
+    modification time); to a file of the same size but other bytes, writes them."""
+    out = tmp_path / "records.jsonl"
+    _, _, full = _extract(f"{basic_repo}@HEAD", "-o", str(out))
+    assert full
+    written = out.read_bytes()
+    os.utime(out, ns=(10**18, 10**18))
+    before = out.stat()
+    _, _, full = _extract(f"{basic_repo}@HEAD", "-o", str(out))
+    after = out.stat()
+    assert not full and out.read_bytes() == written
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    damaged = bytearray(written)
+    damaged[10] ^= 1
+    out.write_bytes(bytes(damaged))
+    _, _, full = _extract(f"{basic_repo}@HEAD", "-o", str(out))
+    assert not full and out.read_bytes() == written
+    # a link to the file: its target holds the bytes, and stays a link
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(out)
+    _extract(f"{basic_repo}@HEAD", "-o", str(link))
+    assert link.is_symlink() and out.read_bytes() == written
+
+
 def test_a_new_commit_goes_the_full_way(basic_repo: Path) -> None:
     first, _, _ = _extract(f"{basic_repo}@HEAD", "-q")
     write(basic_repo, "pkg/extra.py", "def f():\n    raise KeyError('added')\n")

@@ -3,9 +3,10 @@
 A commit's content never changes, so the output of a scan is a function of the commit
 sha and everything else that shapes records (repository name, filters, context,
 errscan and Python versions, format): that tuple is the key. An entry is two files,
-`KEY.out` and `KEY.json` (the counts, and the output's size and SHA-256 digest),
-written to temp files and renamed into place, the counts last, so a reader never sees
-half an entry; an output whose bytes no longer match its digest is no entry.
+`KEY.out` and `KEY.json` (the counts, and the output's size and CRC-32: a check
+against damage, not against anyone, as the cache is the user's own), written to temp
+files and renamed into place, the counts last, so a reader never sees half an entry;
+an output whose bytes no longer match its size and CRC-32 is no entry.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import sys
+import zlib
 from pathlib import Path
 
 from errscan.tempname import mkstemp, write_atomically
@@ -25,6 +27,8 @@ if TYPE_CHECKING:  # the models load where a scan's counts are made, not on a re
     from typing import IO
 
     from errscan.models import ScanStats
+
+    Stored = tuple[Iterator[bytes], tuple[int, int, int], tuple[int, int, bytes | None]]
 
 _BLOCK = 1 << 20
 _WHOLE = 64 << 20  # an output up to this size is read once, whole
@@ -40,24 +44,28 @@ class Replay:
     def __init__(self, cache_dir: Path) -> None:
         self.root = cache_dir / "outputs"
 
-    def load(self, entry: str) -> tuple[Iterator[bytes], tuple[int, int, int]] | None:
-        """The stored output (its UTF-8 bytes, a block at a time) and its counts (files,
-        sites, file errors), or None where there is no whole entry, or its output is not
-        the bytes stored (a damaged file: read whole to check, before any of it is given
-        out)."""
+    def load(self, entry: str) -> Stored | None:
+        """The stored output: its UTF-8 bytes a block at a time, its counts (files,
+        sites, file errors), and its size, CRC-32 and bytes where read whole
+        (outfile.write_bytes' `same`); None where there is no whole entry, or its output
+        is not the bytes stored (a damaged file: read whole to check, before any of it
+        is given out)."""
         text_path, stats_path = self.root / f"{entry}.out", self.root / f"{entry}.json"
         try:
             counts = json.loads(stats_path.read_text(encoding="utf-8"))
             stats = (counts["files"], counts["sites"], counts["file_errors"])
             if not all(type(count) is int for count in stats):
                 return None
-            size, digest = counts["bytes"], counts["sha256"]
+            size, digest = counts["bytes"], counts["crc32"]
+            if type(size) is not int or type(digest) is not int:
+                return None
             with open(text_path, "rb") as stored:
                 if os.fstat(stored.fileno()).st_size != size:
                     return None
+                data: bytes | None = None
                 if size <= _WHOLE:  # read once, kept to be written out
                     data = stored.read()
-                    if hashlib.sha256(data).hexdigest() != digest:
+                    if zlib.crc32(data) != digest:
                         return None
                     chunks: Iterator[bytes] = iter([data])
                 elif _digest(stored) != digest:
@@ -67,7 +75,7 @@ class Replay:
             os.utime(text_path)  # recently used: pruned last
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return chunks, stats
+        return chunks, stats, (size, digest, data)
 
     @contextlib.contextmanager
     def recorder(self, entry: str) -> Iterator[_Recorder]:
@@ -87,11 +95,11 @@ class Replay:
             return []
 
 
-def _digest(stored: IO[bytes]) -> str:
-    digest = hashlib.sha256()
+def _digest(stored: IO[bytes]) -> int:
+    digest = 0
     while block := stored.read(_BLOCK):
-        digest.update(block)
-    return digest.hexdigest()
+        digest = zlib.crc32(block, digest)
+    return digest
 
 
 def _blocks(path: Path) -> Iterator[bytes]:
@@ -107,7 +115,7 @@ class _Recorder:
         self.stats: ScanStats | None = None
         self._out: IO[bytes] | None = None
         self._tmp: str | None = None
-        self._digest = hashlib.sha256()
+        self._digest = 0  # CRC-32 of the bytes so far
         self._bytes = 0
         self.kept = False  # whether the entry was stored whole
         with contextlib.suppress(OSError):
@@ -124,7 +132,7 @@ class _Recorder:
                     self._out.write(data)
                 except OSError:
                     self.discard()
-                self._digest.update(data)
+                self._digest = zlib.crc32(data, self._digest)
                 self._bytes += len(data)
             yield data
 
@@ -137,7 +145,7 @@ class _Recorder:
             os.replace(self._tmp, self.root / f"{self.entry}.out")
             counts = {"files": self.stats.files, "sites": self.stats.sites,
                       "file_errors": self.stats.file_errors, "bytes": self._bytes,
-                      "sha256": self._digest.hexdigest()}  # fmt: skip
+                      "crc32": self._digest}  # fmt: skip
             write_atomically(self.root / f"{self.entry}.json", json.dumps(counts).encode())
             self.kept = True
         except OSError:
