@@ -169,9 +169,26 @@ class Git:
 
 def discover(path: str) -> str | None:
     """The git directory of the work tree or bare repository at or above `path`, or None."""
+    return _rev_parse_in(path, "--absolute-git-dir")
+
+
+def discover_commit(path: str, rev: str) -> tuple[str, str] | None:
+    """What discover(path), then rev_parse of `rev` in the repository found, give, in one
+    git command: (git directory, commit sha), or None where either finds nothing."""
+    found = _rev_parse_in(
+        path, "--absolute-git-dir", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+    )
+    # the sha is the last line (the directory's name may hold a newline)
+    git_dir, _, sha = (found or "").rpartition("\n")
+    return (git_dir, sha) if git_dir and sha else None
+
+
+def _rev_parse_in(path: str, *args: str) -> str | None:
+    """What `git rev-parse ARGS` prints in `path` (the repository found from there, no
+    --git-dir), stripped; None where git fails or prints nothing."""
     try:
         done = subprocess.run(
-            ["git", "--no-pager", "rev-parse", "--absolute-git-dir"],
+            ["git", "--no-pager", "rev-parse", *args],
             env=environment(scanned=True),
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -182,28 +199,6 @@ def discover(path: str) -> str | None:
         return None
     found = done.stdout.decode("utf-8", "surrogateescape").strip()
     return found if done.returncode == 0 and found else None
-
-
-def discover_commit(path: str, rev: str) -> tuple[str, str] | None:
-    """What discover(path), then rev_parse of `rev` in the repository found, give, in one
-    git command (a warm rerun's check, errscan.launch): (git directory, commit sha), or
-    None where either finds nothing."""
-    argv = ["git", "--no-pager", "rev-parse", "--absolute-git-dir", "--verify", "--quiet"]
-    try:
-        done = subprocess.run(
-            [*argv, "--end-of-options", f"{rev}^{{commit}}"],
-            env=environment(scanned=True),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            cwd=path,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 2 or not all(lines):
-        return None
-    return lines[0], lines[1]
 
 
 def rev_parse(repo: Git, rev: str) -> str | None:
