@@ -650,17 +650,23 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
     others. The caught classes as written; None where anything else is assigned."""
     stored: list[tuple[str, ...]] = []
     cleared = False
-    handlers = [n for n in scope.own_nodes(body) if isinstance(n, ast.ExceptHandler) and n.name]
+    handlers: list[ast.ExceptHandler] = []
+    assigned: list[ast.Assign] = []  # the plain `name = ...`, in the walk's order
+    for node in scope.own_nodes(body):  # one walk for the handlers and the assignments
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            handlers.append(node)
+        if type(node) in scope.REBINDING and scope.rebinds(node, name):
+            return None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            assigned.append(node)
+    if not assigned:
+        return None
     held = {id(n.value): h for h in handlers for n in scope.own_nodes(h.body)
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
             and n.value.id == h.name}  # fmt: skip
-    for node in scope.own_nodes(body):
-        if scope.rebinds(node, name):
-            return None
-        if not isinstance(node, ast.Assign) or not any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            continue
+    for node in assigned:
         if len(node.targets) != 1:
             return None
         if isinstance(node.value, ast.Constant) and node.value.value is None:
