@@ -64,7 +64,9 @@ def holds(path: Path, same: Same) -> bool:
     compared with them where they are held, else by digest."""
     size, crc32, data = same
     try:
-        with open(path, "rb", buffering=0) as found:
+        # without waiting: a named pipe opened to read would wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb", buffering=0) as found:
             info = os.fstat(found.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_size != size:
                 return False

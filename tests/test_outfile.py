@@ -25,3 +25,10 @@ def test_a_file_holds_the_bytes_compared_or_by_digest(tmp_path: Path) -> None:
     link = tmp_path / "link.jsonl"
     link.symlink_to(path)
     assert outfile.holds(link, (len(data), digest, data))  # its target's bytes
+
+
+def test_a_named_pipe_is_not_read_while_nobody_writes_it(tmp_path: Path) -> None:
+    """-o to a named pipe: the check answers at once (then the output goes in place)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert not outfile.holds(pipe, (3, zlib.crc32(b"abc"), b"abc"))
