@@ -250,10 +250,9 @@ def _holds(note: dict[str, Any], root: str) -> bool:
     if note["build"] != build.signature():
         return False
     path, git_dir = note["path"], note["git_dir"]
-    if not os.path.isdir(path) or gitcmd.discover_commit(path, note["rev"]) != (
-        git_dir,
-        note["sha"],
-    ):
+    if not os.path.isdir(path):
+        return False
+    if gitcmd.discover_commit(path, note["rev"]) != (git_dir, note["sha"]):
         return False
     repo = gitcmd.Git(git_dir, scanned=True)
     origin, real = note["origin"], note["origin_real"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import zlib
 from pathlib import Path
 
 from errscan.errors import InputError
@@ -70,16 +71,17 @@ def holds(path: Path, same: Same) -> bool:
             info = os.fstat(found.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_size != size:
                 return False
-            if data is not None:
-                return _equal(found, data)
-            import zlib  # here: only a rerun to the same file asks
-
-            digest = 0
-            while block := found.read(_BLOCK):
-                digest = zlib.crc32(block, digest)
+            return _equal(found, data) if data is not None else crc32_of(found) == crc32
     except OSError:
         return False
-    return digest == crc32
+
+
+def crc32_of(stream: IO[bytes]) -> int:
+    """The CRC-32 of the rest of `stream`, read a block at a time."""
+    digest = 0
+    while block := stream.read(_BLOCK):
+        digest = zlib.crc32(block, digest)
+    return digest
 
 
 def _equal(found: FileIO, data: bytes) -> bool:

@@ -350,7 +350,7 @@ class Ranking:
         of the tables, which settle may write later)."""
         postings = self._postings()
         counted = Counter(key for key, _ in postings)
-        return Ranker.of(
+        return Ranker(
             (
                 [
                     (_entry_of(rid, path, seq, feature), "[]", 1)
@@ -562,7 +562,7 @@ def _pack(group: Group) -> bytes:
 def rank_group(group: Group) -> Updates:
     """New lists of the marked records of a few files, where changed: pure, so it can
     run in another process."""
-    return Ranker(group).rank()
+    return Ranker(_parts_of(group)).rank()
 
 
 # a group's records as entries with their lists and marks, its keys, the members of
@@ -576,31 +576,25 @@ _Parts = tuple[
 ]
 
 
+def _parts_of(group: Group) -> _Parts:
+    """A group read from the tables as a Ranker's parts: its rows made entries."""
+    return (
+        [(_entry(rid, path, seq, feature), related, dirty)
+         for rid, path, seq, feature, related, dirty in group.rows],
+        group.keys,
+        group.members,
+        [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
+        group.counts,
+    )  # fmt: skip
+
+
 class Ranker:
     """A group's records read once (entries, weights, keys), to rank all its marked
     records, or those of a few of its files at a time."""
 
-    def __init__(self, group: Group) -> None:
-        self._read(
-            (
-                [(_entry(rid, path, seq, feature), related, dirty)
-                 for rid, path, seq, feature, related, dirty in group.rows],
-                group.keys,
-                group.members,
-                [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
-                group.counts,
-            )
-        )  # fmt: skip
-
-    @classmethod
-    def of(cls, parts: _Parts) -> Ranker:
-        """A Ranker of a group's parts, its records as entries (with their lists and
-        marks) rather than rows."""
-        ranker = cls.__new__(cls)
-        ranker._read(parts)
-        return ranker
-
-    def _read(self, parts: _Parts) -> None:
+    def __init__(self, parts: _Parts) -> None:
+        """`parts`: a group's records as entries, with their lists and marks (_Parts):
+        from the tables (_parts_of) or from memory (Ranking.held_ranker)."""
         rows, keys, members, others, counts = parts
         self._files: dict[str, list[_Entry]] = {}
         self._by_id: dict[str, _Entry] = {}

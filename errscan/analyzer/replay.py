@@ -19,6 +19,7 @@ import sys
 import zlib
 from pathlib import Path
 
+from errscan.outfile import crc32_of
 from errscan.tempname import mkstemp, write_atomically
 
 TYPE_CHECKING = False
@@ -68,7 +69,7 @@ class Replay:
                     if zlib.crc32(data) != digest:
                         return None
                     chunks: Iterator[bytes] = iter([data])
-                elif _digest(stored) != digest:
+                elif crc32_of(stored) != digest:
                     return None
                 else:
                     chunks = _blocks(text_path)
@@ -93,13 +94,6 @@ class Replay:
             return [path for path in self.root.iterdir() if path.suffix in (".out", ".json")]
         except OSError:
             return []
-
-
-def _digest(stored: IO[bytes]) -> int:
-    digest = 0
-    while block := stored.read(_BLOCK):
-        digest = zlib.crc32(block, digest)
-    return digest
 
 
 def _blocks(path: Path) -> Iterator[bytes]:

@@ -95,13 +95,15 @@ def rebinds(node: ast.AST, name: str) -> bool:
 
 
 # the nodes that bind names other than by a plain `=`
-REBINDING = frozenset(
+_REBINDING = frozenset(
     (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
 )
 
 
 def rebound(node: ast.AST) -> set[str]:
     """The names `node` binds other than by a plain `=` (see rebinds)."""
+    if type(node) not in _REBINDING:  # most statements: asked of every one a walk meets
+        return set()
     targets: list[ast.expr] = []
     if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
         targets = [node.target]

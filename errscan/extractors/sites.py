@@ -655,7 +655,7 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
     for node in scope.own_nodes(body):  # one walk for the handlers and the assignments
         if isinstance(node, ast.ExceptHandler) and node.name:
             handlers.append(node)
-        if type(node) in scope.REBINDING and scope.rebinds(node, name):
+        if scope.rebinds(node, name):
             return None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets

@@ -115,9 +115,8 @@ class _Body:
                         for name in scope.walk(target):
                             if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                                 self.assigned[name.id] = None
-            if type(node) in scope.REBINDING:
-                for bound in scope.rebound(node):
-                    self.assigned[bound] = None
+            for bound in scope.rebound(node):
+                self.assigned[bound] = None
 
     def assignments(self, name: str) -> list[ast.Assign] | None:
         """The plain `name = ...` statements; None where the name is bound another way."""
