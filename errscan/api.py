@@ -308,7 +308,7 @@ class Scan:
             lambda path: repair.summary(path).imports,
         )
         modules = index_stage.ModuleTable(entries, portions)
-        index = index_stage.Index(modules, repair.summary, kept.defined)
+        index = index_stage.Index(modules, repair.summary, kept.defined, repair.complete)
         plan = kept.plan(
             lambda path, text: index.defines(path, *state.names_of(text)),
             anew=kept.namespaces_changed(portions),  # then module names may have changed
@@ -325,7 +325,7 @@ class Scan:
             and scanner.pooled
             and len(entries) <= fanout.MAX_FILES
         ):
-            yield from self._link_in_pool(results, kept, scanner, modules, index, repair)
+            yield from self._link_in_pool(read, results, kept, scanner, modules, index, repair)
             return
         kept.ranking.settle()
         if not plan.relink_all:
@@ -358,6 +358,7 @@ class Scan:
 
     def _link_in_pool(
         self,
+        read: scan_stage.Reader,
         results: cache.ResultCache,
         kept: state.State,
         scanner: scan_stage.Scanner,
@@ -376,11 +377,13 @@ class Scan:
             fanout.Context(
                 modules.rows(),
                 kept.definitions(),
-                {entry.path: entry.sha for entry in entries},
+                {entry.path: entry for entry in entries},
                 ranker,
                 self.repo,
                 self.commit,
                 self._source.url,
+                read,
+                self._opts.context,
             )
         )
         try:

@@ -202,6 +202,11 @@ class ClassInfo:
     # is None: message = f"{name} not found"`), with that value's template in terms of
     # the parameters: a part OR_DEFAULT + name stands for the argument, else for this
     init_defaults: tuple[tuple[str, tuple[MessagePart, ...]], ...] = ()
+    # what __init__ and __str__ make (init_params, init_parts, init_candidates, from_str,
+    # super_args, plain_args, caller_set, init_defaults) was not read (summarize's
+    # `partial`: a class not on the line of one named as an exception in its file):
+    # those fields hold their defaults, and a reader needing them summarizes the file whole
+    deferred: bool = False
 
 
 # (function qualname, parameters, the built class's arguments or None)
@@ -218,6 +223,8 @@ class FileSummary:
     its returns build it in more than one way).
     `aliases`: (name, dotted name as written) of a module's `ConnectionError =
     ProtocolError`, a class's other name (urllib3's).
+    `partial`: some classes are `deferred`, and factory_calls holds only the factories
+    that build what looks like an exception (summarize's `partial`).
     """
 
     imports: tuple[Import, ...] = ()
@@ -225,6 +232,7 @@ class FileSummary:
     factories: tuple[tuple[str, str], ...] = ()
     factory_calls: tuple[FactoryCall, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
+    partial: bool = False
 
 
 @dataclass(frozen=True)

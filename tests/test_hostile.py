@@ -148,10 +148,10 @@ def test_time_limit_turns_a_slow_file_into_an_error_that_is_not_kept(
 ) -> None:
     original = scan._scan
 
-    def slow(path: str, data: bytes | str, radius: int) -> object:
+    def slow(path: str, data: bytes | str, radius: int, partial: bool) -> object:
         if path == "pkg/engine.py":
             time.sleep(5)
-        return original(path, data, radius)
+        return original(path, data, radius, partial)
 
     monkeypatch.setattr(scan, "_scan", slow)
     first = errscan.extract(str(basic_repo), jobs=1, file_timeout=0.2)

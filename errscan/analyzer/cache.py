@@ -35,7 +35,7 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 9
+_SCHEMA_VERSION = 10
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -325,7 +325,7 @@ def decode_summary(data: bytes) -> StoredSummary | None:
     (_Classes), which the value's digest, checked by get_many, lets wait: the rows are
     what encode wrote."""
     try:
-        imports, classes, factories, made, aliases = _loads(data)
+        imports, classes, factories, made, aliases, partial = _loads(data)
         return StoredSummary(
             imports=tuple(Import(*row) for row in imports),
             classes=_Classes({row[0]: row for row in classes}),
@@ -334,6 +334,7 @@ def decode_summary(data: bytes) -> StoredSummary | None:
                 (str(name), tuple(map(str, params)), _args(built)) for name, params, built in made
             ),
             aliases=tuple((str(name), str(written)) for name, written in aliases),
+            partial=bool(partial),
         )
     except _UNREADABLE:
         return None
@@ -364,6 +365,10 @@ class _Classes(Mapping[str, ClassInfo]):
 
 
 def _class_info(row: list[Any]) -> ClassInfo:
+    if len(row) == 4:  # deferred: no details
+        q, b, d, constants = row
+        constants = tuple((str(n), str(v)) for n, v in constants)
+        return ClassInfo(q, tuple(b), d, constants=constants, deferred=True)
     (q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set,
      defaults) = row  # fmt: skip
     return ClassInfo(
@@ -384,7 +389,9 @@ def _class_info(row: list[Any]) -> ClassInfo:
 
 def _summary_row(summary: FileSummary) -> list[Any]:
     classes = [
-        [
+        [c.qualname, list(c.bases), c.doc, [list(pair) for pair in c.constants]]
+        if c.deferred
+        else [
             c.qualname,
             list(c.bases),
             c.doc,
@@ -406,7 +413,8 @@ def _summary_row(summary: FileSummary) -> list[Any]:
         for name, params, built in summary.factory_calls
     ]
     aliases = [list(pair) for pair in summary.aliases]
-    return [imports, classes, [list(f) for f in summary.factories], made, aliases]
+    factories = [list(f) for f in summary.factories]
+    return [imports, classes, factories, made, aliases, summary.partial]
 
 
 def _args(rows: list[list[str | None]] | None) -> tuple[tuple[str | None, str], ...] | None:

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from errscan.analyzer import cache, link, output, related, scan
+from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import HeldTable, Index, StoredSummary
-from errscan.models import FileError
+from errscan.models import FileError, FileSummary
 
 MAX_FILES = 20_000  # past this, the tables' contents are not copied into every worker
 
@@ -35,11 +36,13 @@ class Context:
 
     modules: list[tuple[str, str, bool]]  # every file: path, module name, whether a stub
     defined: dict[str, str]  # `c:NAME` or `f:NAME` -> the file defining it
-    shas: dict[str, str]  # path -> blob sha, the result cache's key
+    blobs: dict[str, BlobEntry]  # path -> its blob (the sha is the result cache's key)
     ranker: related.Ranker  # the first ranking's records, read (Ranking.held_ranker)
     repo: str
     commit: str
     url: Callable[[str, int], str | None]
+    read: scan.Reader  # files' contents, for a summary read whole (scan.complete)
+    radius: int
 
 
 @dataclass(frozen=True)
@@ -76,22 +79,31 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
         return None
 
     def load(path: str) -> StoredSummary:
-        sha = context.shas.get(path)
-        found = results.summary(sha) if sha is not None else None
+        entry = context.blobs.get(path)
+        found = results.summary(entry.sha) if entry is not None else None
+        if found is None:
+            raise _Missing(path)
+        return found
+
+    def complete(path: str) -> FileSummary:
+        entry = context.blobs.get(path)
+        found = None
+        if entry is not None:
+            found = scan.complete(path, entry, context.read, context.radius, results)
         if found is None:
             raise _Missing(path)
         return found
 
     if _index is None:
-        _index = Index(HeldTable(context.modules), load, context.defined.get)
+        _index = Index(HeldTable(context.modules), load, context.defined.get, complete)
     index = _index
     updates = context.ranker.rank(paths)
     lists = {record_id: tuple(json.loads(text)) for text, record_id, _ in updates}
-    found = results.get_many([context.shas[path] for path in paths])
+    found = results.get_many([context.blobs[path].sha for path in paths])
     done = []
     try:
         for path in paths:
-            sha = context.shas[path]
+            sha = context.blobs[path].sha
             result = cache.decode(found[sha], path) if sha in found else None
             if result is None:
                 return None

@@ -244,6 +244,7 @@ class StoredSummary:
     factories: tuple[tuple[str, str], ...]
     factory_calls: tuple[FactoryCall, ...]
     aliases: tuple[tuple[str, str], ...]
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class _FileFacts:
     factories: dict[str, str]  # function qualname -> the class it makes, as written
     # function qualname -> its parameters and the arguments of the class it builds
     factory_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None]]
+    partial: bool  # some details deferred (FileSummary.partial)
 
 
 class Index:
@@ -271,16 +273,19 @@ class Index:
         modules: Modules,
         load: Callable[[str], FileSummary | StoredSummary | None],
         defined: Callable[[str], str | None] | None = None,
+        complete: Callable[[str], FileSummary | StoredSummary | None] | None = None,
     ) -> None:
         """`modules`: the scan's files. `load`: a file's summary. `defined`: the file
         defining a name, given as `c:NAME` (a class) or `f:NAME` (a factory) and chosen
         as `claims` would, where the names live outside (the scan's state); else
-        `register` gives them."""
+        `register` gives them. `complete`: a file's whole summary, none of it deferred,
+        for what a partial one `load` gave lacks (default: `load`'s again)."""
         self._modules = modules
         self._module_memo: dict[str, str | None] = {}
         self._defined: dict[str, str] = {}
         self._lookup = defined or self._defined.get
         self._load = load
+        self._complete = complete or load
         self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
         self._memo: dict[str, tuple[ExceptionInfo, frozenset[str]]] = {}
         self._resolved: dict[tuple[str, str], tuple[str | None, frozenset[str]]] = {}
@@ -377,6 +382,7 @@ class Index:
             classes=classes if isinstance(classes, Mapping) else {c.qualname: c for c in classes},
             factories=dict(summary.factories),
             factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
+            partial=summary.partial,
         )
         self._facts_cache[path] = facts
         if len(self._facts_cache) > _FACTS_CACHED:
@@ -384,10 +390,31 @@ class Index:
         return facts
 
     def class_info(self, qualified: str) -> ClassInfo | None:
+        """The class of that name of the repository; its details maybe deferred."""
         path = self._class_file(qualified)
         if path is None:
             return None
         return self._facts(path).classes.get(qualified[len(self._module(path)) + 1 :])
+
+    def _detailed(self, qualified: str) -> ClassInfo | None:
+        """class_info, with its details read where they were deferred."""
+        found = self.class_info(qualified)
+        if found is None or not found.deferred:
+            return found
+        path = self._class_file(qualified)
+        assert path is not None  # class_info found it there
+        return self._completed(path).classes.get(found.qualname, found)
+
+    def _completed(self, path: str) -> _FileFacts:
+        """A file's facts, none of them deferred: its whole summary read where the one
+        loaded is partial (a file may then be read twice, never its details guessed)."""
+        facts = self._facts(path)
+        if not facts.partial:
+            return facts
+        whole = self._complete(path)
+        if whole is None or whole.partial:
+            raise RuntimeError(f"errscan could not read {path} again for its whole summary")
+        return self._remember(path, whole)
 
     def local_class(self, path: str, function: str, name: str) -> str | None:
         """The class `name` names in `function` of `path` where a function around it (or
@@ -513,7 +540,7 @@ class Index:
         self, path: str, ref: str, function: str
     ) -> tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None] | None:
         """A repository factory's parameters and the arguments of the class it builds."""
-        found = self._factory_facts(path, ref, function)
+        found = self._factory_facts(path, ref, function, calls=True)
         return found[2].factory_calls.get(found[1]) if found is not None else None
 
     def factory_at(
@@ -522,7 +549,7 @@ class Index:
         """The factory `ref` called in `function` of `path`: the file defining it, its
         qualname there, what it makes as written, its parameters and the arguments of
         what it builds."""
-        found = self._factory_facts(path, ref, function)
+        found = self._factory_facts(path, ref, function, calls=True)
         if found is None:
             return None
         made_in, name, facts = found
@@ -532,15 +559,19 @@ class Index:
         return made_in, name, made, call[0], call[1]
 
     def _factory_facts(
-        self, path: str, ref: str, function: str
+        self, path: str, ref: str, function: str, calls: bool = False
     ) -> tuple[str, str, _FileFacts] | None:
         """The file defining the factory `ref` called in `function` of `path`, its
-        qualname there, and that file's facts."""
+        qualname there, and that file's facts (`calls`: with the factory's call, where
+        the file has it and its summary deferred it)."""
         found = self._factory(path, ref, function)
         if found is None:
             return None
         made_in, name = found
-        return made_in, name, self._facts(made_in)
+        facts = self._facts(made_in)
+        if calls and name in facts.factories and name not in facts.factory_calls:
+            facts = self._completed(made_in)
+        return made_in, name, facts
 
     def _factory(self, path: str, ref: str, function: str) -> tuple[str, str] | None:
         """The file defining the factory `ref` called in `function` of `path`, and its
@@ -605,7 +636,7 @@ class Index:
         seen: set[str] = set()
         while current is not None and current not in seen and len(seen) < _MAX_HOPS:
             seen.add(current)
-            cls = self.class_info(current)
+            cls = self._detailed(current)
             where = self._file_of_class(current)
             if cls is None or where is None:
                 break
@@ -618,7 +649,7 @@ class Index:
         if not found:
             return [], configurable
         # subclasses in the file: a base named as written, followed within the file
-        classes = self._facts(path).classes
+        classes = self._completed(path).classes
         below = {owner}
         for qualname, cls in classes.items():  # a module's classes come in source order
             if any(_unsubscripted(base) in below for base in cls.bases):
@@ -635,7 +666,7 @@ class Index:
         return self._remembered(self._memo, qualname, lambda: self._info(qualname))
 
     def _info(self, qualname: str) -> ExceptionInfo:
-        info = self.class_info(qualname)
+        info = self._detailed(qualname)
         bases: list[str] = []
         init: ClassInfo | None = None
         str_of: ClassInfo | None = None
@@ -651,7 +682,7 @@ class Index:
         visited: list[ClassInfo] = []  # the repository classes on the primary line
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
-            cls = self.class_info(current)
+            cls = self._detailed(current)
             if cls is None:
                 bases.extend(_builtin_ancestors(current) or stdlib.ancestors(current))
                 break
@@ -760,7 +791,7 @@ class Index:
             return None
         out: list[ClassInfo] = []
         for name in found:
-            cls = self.class_info(name)
+            cls = self._detailed(name)
             if cls is None:
                 return out, name
             out.append(cls)

@@ -26,7 +26,7 @@ from errscan.analyzer.files import BlobEntry, Listing, SourceFile, Unread, chunk
 from errscan.analyzer.index import StoredSummary
 from errscan.analyzer.parse import parse
 from errscan.extractors import bindings, sites, summary
-from errscan.models import FileError, FileResult
+from errscan.models import FileError, FileResult, FileSummary
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -130,9 +130,15 @@ class Repair:
     def __call__(self, path: str) -> cache.Encoded:
         entry = self._listing.entry(path)
         source_file = next(self._read([entry]))
-        encoded = cache.encode(scan_file(path, source_file.data, self._radius, self._timeout))
+        scanned = scan_file(path, source_file.data, self._radius, self._timeout, partial=True)
+        encoded = cache.encode(scanned)
         self._results.put_many([(entry.sha, encoded)])
         return encoded
+
+    def complete(self, path: str) -> FileSummary | None:
+        """A file's whole summary (none of it deferred), scanned again and stored in
+        place of the partial one; None where it cannot be read now."""
+        return complete(path, self._listing.entry(path), self._read, self._radius, self._results)
 
     def summary(self, path: str) -> StoredSummary:
         """A file's summary, from the cache, else scanned again."""
@@ -141,6 +147,21 @@ class Repair:
             found = cache.decode_summary(self(path)[1])
         assert found is not None  # just encoded
         return found
+
+
+def complete(
+    path: str, entry: BlobEntry, read: Reader, radius: int, results: cache.ResultCache | None
+) -> FileSummary | None:
+    """A file's whole summary, none of it deferred (Repair.complete): scanned again with
+    no time limit (it was scanned within one already, for less), its result stored in
+    `results` for the next scan to find whole; None where the file cannot be read now."""
+    source_file = next(read([entry]))
+    scanned = scan_file(path, source_file.data, radius)
+    if scanned.error is not None:
+        return None
+    if results is not None:
+        results.put_many([(entry.sha, cache.encode(scanned))])
+    return scanned.summary
 
 
 Ranked = list[tuple[str, list[object]]]  # a file's sites as (id, ranking features)
@@ -223,13 +244,18 @@ _LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 def scan_file(
-    path: str, data: bytes | str | Unread, radius: int, timeout: float | None = None
+    path: str,
+    data: bytes | str | Unread,
+    radius: int,
+    timeout: float | None = None,
+    partial: bool = False,
 ) -> FileResult:
     """One file's sites, or the error that stopped it; never raises for bad input.
 
     `data` Unread: why the content was not read (git lacks it, or it is too large).
     `timeout`: seconds of work on the file before it becomes a (transient) file error.
     The limit interrupts Python code, such as the extractors, not the C parser itself.
+    `partial`: the summary defers what only some classes need (summary.summarize).
     """
     if isinstance(data, Unread):
         return FileResult(path, error=FileError(path, data.reason, data.transient))
@@ -238,13 +264,13 @@ def scan_file(
         return FileResult(path, error=FileError(path, reason))
     try:
         with _time_limit(timeout):
-            return _scan(path, data, radius)
+            return _scan(path, data, radius, partial)
     except _TimedOut:
         reason = f"timed out after {timeout:g} s"
         return FileResult(path, error=FileError(path, reason, transient=True))
 
 
-def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
+def _scan(path: str, data: bytes | str, radius: int, partial: bool) -> FileResult:
     """One file's result; whatever reading it raises (but a time limit) is its file error."""
     try:
         with _headroom():
@@ -255,8 +281,9 @@ def _scan(path: str, data: bytes | str, radius: int) -> FileResult:
             imported = list(summary.imports(parsed.tree))
             found = sites.extract(parsed.tree, parsed.src, radius, constants, imported)
             facts = summary.summarize(
-                parsed.tree, parsed.src, constants, found.factories, imported, found.local_imports
-            )
+                parsed.tree, parsed.src, constants, found.factories, imported,
+                found.local_imports, partial,
+            )  # fmt: skip
     except RecursionError:  # past the headroom, which is the same in every process
         reason = f"too deeply nested (more than {_HEADROOM} frames to read)"
         return FileResult(path, error=FileError(path, reason))
@@ -361,7 +388,10 @@ def _scan_batch(
 ) -> list[Scanned]:
     if _in_worker:
         gc.collect(0)
-    encoded = [cache.encode(scan_file(path, data, radius, timeout)) for path, _, data in batch]
+    encoded = [
+        cache.encode(scan_file(path, data, radius, timeout, partial=True))
+        for path, _, data in batch
+    ]
     if _stored_by_worker is not None:
         try:
             _stored_by_worker.put_many(

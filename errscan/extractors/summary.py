@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
@@ -31,16 +32,102 @@ def summarize(
     factories: Sequence[tuple[str, str]],
     imported: Sequence[Import] | None = None,
     local_imports: Sequence[ast.stmt] | None = None,
+    partial: bool = False,
 ) -> FileSummary:
     """`factories`, `local_imports`: what the sites walk found (sites.extract), so no
-    second walk is made; `imported`: the module's imports, where read already (imports)."""
+    second walk is made; `imported`: the module's imports, where read already (imports).
+
+    `partial`: the details of a class (ClassInfo's fields from init_params on) are read
+    only where the class may be an exception's, as its file tells (exception_like_classes),
+    and the calls of the factories that build what looks like an exception or is no
+    class (another factory): the rest are `deferred`, the summary `partial`. A scan reads
+    what most files' classes (models, views, forms) never need, and what linking needs
+    of the rest it reads by summarizing the file whole.
+    """
+    defs = _class_defs(tree.body)
+    detailed = _exception_like(defs) if partial else None
+    classes = tuple(_classes(defs, src, constants, detailed))
+    called = [name for name, built in factories if detailed is None or _may_be_raised(built)]
     return FileSummary(
         imports=tuple(_with_local_imports(tree, imported, local_imports)),
-        classes=tuple(_classes(tree.body, (), src, constants)),
+        classes=classes,
         factories=tuple(factories),
-        factory_calls=tuple(_factory_calls(tree, [name for name, _ in factories], src)),
+        factory_calls=tuple(_factory_calls(tree, called, src)),
         aliases=tuple(_aliases(tree)),
+        partial=len(called) < len(factories) or any(c.deferred for c in classes),
     )
+
+
+# the words of names of exception classes (and of the builtin ones)
+_EXCEPTION_WORDS = re.compile(
+    r"Error|Exception|Warning|Exit|Interrupt|Iteration|Abort|Fail|Fault|Denied|Invalid"
+    r"|NotFound|DoesNotExist|Missing|Refused|Timeout|TimedOut|Cancel|Stop|Suspicious"
+    r"|Disallowed|Forbidden|Unauthori[sz]ed|Unsupported|NotSupported|Conflict|Bad|Http"
+    r"|Signal|Problem|Skip"
+)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _named_as_exception(name: str) -> bool:
+    """Whether a class's name holds a word of exceptions' names (asked again and again of
+    the same bases: Model, object)."""
+    return _EXCEPTION_WORDS.search(name) is not None
+
+
+def _may_be_raised(written: str) -> bool:
+    """Whether a factory's class, as written, may be an exception's: a name of one, or
+    no class name at all (another factory, `self.error`)."""
+    name = written.split("[", 1)[0].rsplit(".", 1)[-1]
+    return not looks_like_class_name(name) or _named_as_exception(name)
+
+
+def exception_like_classes(tree: ast.Module) -> set[str]:
+    """The qualnames of the classes of a module whose details summarize reads where
+    `partial`: those named as exceptions are, or with a base so named, the classes of
+    the module deriving from those, and the classes of the module these derive from (a
+    mixin). Classes are matched by the last name their bases are written with."""
+    return _exception_like(_class_defs(tree.body))
+
+
+def _exception_like(defs: Sequence[tuple[str, ast.ClassDef]]) -> set[str]:
+    found = [(qualname, [_last_name(base) for base in stmt.bases]) for qualname, stmt in defs]
+    named: dict[str, list[str]] = {}  # a class's own name -> the classes of that name
+    deriving: dict[str, list[str]] = {}  # a base's name -> the classes deriving from it
+    for qualname, bases in found:
+        named.setdefault(qualname.rsplit(".", 1)[-1], []).append(qualname)
+        for base in bases:
+            deriving.setdefault(base, []).append(qualname)
+    seeds = [
+        qualname
+        for qualname, bases in found
+        if _named_as_exception(qualname.rsplit(".", 1)[-1]) or any(map(_named_as_exception, bases))
+    ]
+    below = _closure(seeds, lambda qualname: deriving.get(qualname.rsplit(".", 1)[-1], ()))
+    bases_of = dict(found)
+    return _closure(
+        list(below), lambda qualname: [q for b in bases_of[qualname] for q in named.get(b, ())]
+    )
+
+
+def _closure(start: list[str], step: Callable[[str], Iterable[str]]) -> set[str]:
+    """`start` and all that `step` leads to from it, again and again."""
+    done: set[str] = set()
+    while start:
+        item = start.pop()
+        if item not in done:
+            done.add(item)
+            start.extend(step(item))
+    return done
+
+
+def _last_name(node: ast.expr) -> str:
+    """The last name of a base as written (`models.Model` -> Model, `Generic[T]` ->
+    Generic); "" for another expression."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _aliases(tree: ast.Module) -> Iterator[tuple[str, str]]:
@@ -386,40 +473,65 @@ def _module_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
                         yield from _module_statements([child])
 
 
-def _classes(
-    body: Sequence[ast.stmt], outer: tuple[str, ...], src: Source, constants: bindings.Constants
-) -> Iterator[ClassInfo]:
+def _class_defs(
+    body: Sequence[ast.stmt], outer: str = "", found: list[tuple[str, ast.ClassDef]] | None = None
+) -> list[tuple[str, ast.ClassDef]]:
+    """Every class of a module by qualname, in source order, each before those nested
+    in it (in a class, a function, or a function of a class): one walk of definitions."""
+    found = [] if found is None else found
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
-            qualname = (*outer, stmt.name)
-            init = _method(stmt, "__init__")
-            # __init__'s own code, walked once for what several readers look for in it
-            init_nodes = list(scope.own_nodes(init.body)) if init is not None else []
-            params, parts, others = _init_template(stmt, src, constants)
-            found = _str_template(stmt, ".".join(qualname), src, constants)
-            if found is not None:  # __str__ decides the text, whatever __init__ passed on
-                params, parts, others = found
-            defaults = _param_defaults(init, params, src) if init is not None and params else {}
-            if defaults:  # `{message}` of `if message is None: message = ...`
-                parts = _or_default(parts, defaults)
-                others = tuple(_or_default(other, defaults) for other in others)
+            qualname = outer + stmt.name
+            found.append((qualname, stmt))
+            _class_defs(stmt.body, qualname + ".", found)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _class_defs(stmt.body, f"{outer}{stmt.name}.<locals>.", found)
+    return found
+
+
+def _classes(
+    defs: Sequence[tuple[str, ast.ClassDef]],
+    src: Source,
+    constants: bindings.Constants,
+    detailed: set[str] | None,
+) -> Iterator[ClassInfo]:
+    """Each class of _class_defs, with details where `detailed` (qualnames) holds it or
+    is None, else deferred."""
+    for qualname, stmt in defs:
+        if detailed is not None and qualname not in detailed:
             yield ClassInfo(
-                qualname=".".join(qualname),
+                qualname=qualname,
                 bases=tuple(src.expression(base) for base in stmt.bases),
                 doc=_first_paragraph(ast.get_docstring(stmt)),
-                init_params=params,
-                init_parts=parts,
-                init_candidates=others,
-                from_str=found is not None,
-                super_args=_super_args(init, init_nodes, src),
-                plain_args=init is not None and _plain_args(stmt, init_nodes),
-                constants=_class_constants(constants.classes.get(".".join(qualname), {})),
-                caller_set=_caller_set(init, init_nodes),
-                init_defaults=tuple(sorted(defaults.items())),
+                constants=_class_constants(constants.classes.get(qualname, {})),
+                deferred=True,
             )
-            yield from _classes(stmt.body, qualname, src, constants)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield from _classes(stmt.body, (*outer, stmt.name, "<locals>"), src, constants)
+            continue
+        init = _method(stmt, "__init__")
+        # __init__'s own code, walked once for what several readers look for in it
+        init_nodes = list(scope.own_nodes(init.body)) if init is not None else []
+        params, parts, others = _init_template(stmt, src, constants)
+        found = _str_template(stmt, qualname, src, constants)
+        if found is not None:  # __str__ decides the text, whatever __init__ passed on
+            params, parts, others = found
+        defaults = _param_defaults(init, params, src) if init is not None and params else {}
+        if defaults:  # `{message}` of `if message is None: message = ...`
+            parts = _or_default(parts, defaults)
+            others = tuple(_or_default(other, defaults) for other in others)
+        yield ClassInfo(
+            qualname=qualname,
+            bases=tuple(src.expression(base) for base in stmt.bases),
+            doc=_first_paragraph(ast.get_docstring(stmt)),
+            init_params=params,
+            init_parts=parts,
+            init_candidates=others,
+            from_str=found is not None,
+            super_args=_super_args(init, init_nodes, src),
+            plain_args=init is not None and _plain_args(stmt, init_nodes),
+            constants=_class_constants(constants.classes.get(qualname, {})),
+            caller_set=_caller_set(init, init_nodes),
+            init_defaults=tuple(sorted(defaults.items())),
+        )
 
 
 def _param_defaults(

@@ -50,9 +50,11 @@ def test_only_changed_files_are_parsed(basic_repo: Path, monkeypatch: pytest.Mon
     parsed: list[str] = []
     original = scan.scan_file
 
-    def counting(path: str, data: bytes | str, radius: int, timeout: float | None) -> object:
+    def counting(
+        path: str, data: bytes | str, radius: int, timeout: float | None, partial: bool = False
+    ) -> object:
         parsed.append(path)
-        return original(path, data, radius, timeout)
+        return original(path, data, radius, timeout, partial)
 
     monkeypatch.setattr(scan, "scan_file", counting)
     result = errscan.extract(str(basic_repo))
@@ -269,7 +271,10 @@ def test_two_processes_share_one_cache(
     assert again.read_bytes() == outputs[0].read_bytes()
 
 
-def test_encode_decode_round_trip() -> None:
+@pytest.mark.parametrize("partial", [False, True])
+def test_encode_decode_round_trip(partial: bool) -> None:
+    """A summary round trips whole or partial (summarize's `partial`), deferred classes
+    and all."""
     code = (
         'from . import x as y\nclass C(E):\n    """Doc."""\n'
         'def f():\n    raise E(f"a {b!r:>3}", c) from d\n'
@@ -283,7 +288,7 @@ def test_encode_decode_round_trip() -> None:
         "    def __str__(self):\n"
         "        return f'{self.name}!'\n"
     )
-    result = scan.scan_file("m.py", code, 3)
+    result = scan.scan_file("m.py", code, 3, partial=partial)
     data, summary, names, features = cache.encode(result)
     ((key, feature),) = cache.decode_features(features) or []
     assert key == ["f", "raise", "E", "a {b!r:>3}"] and feature[0] == "f"
@@ -300,6 +305,8 @@ def test_encode_decode_round_trip() -> None:
         made.aliases,
     )
     assert stored.factory_calls == made.factory_calls
+    assert stored.partial == made.partial == partial
+    assert stored.classes["C"].deferred == partial and not stored.classes["Bad"].deferred
     moved = cache.decode(data, "elsewhere.py")
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import errscan
+from errscan import background
 from errscan.analyzer import fanout, related, scan
 from tests.support import commit_all, git, write
 
@@ -108,3 +111,63 @@ def test_what_a_worker_saw_a_file_depend_on_relinks_it_later(
     again = _jsonl(repo, jobs=2)
     assert again == _jsonl(repo, jobs=1, use_cache=False)
     assert "is missing" in again and "was not found" not in again
+
+
+@pytest.mark.usefixtures("pooled")
+def test_details_deferred_in_the_first_pass_are_read_whole_where_linking_needs_them(
+    tmp_path: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers and this process alike read a file again, whole, for the details its
+    partial summary deferred (a mixin's __init__, a form field's messages, a factory's
+    call): the records are those of whole summaries, and the cache then holds the file
+    whole, while a file none of whose details were read stays partial."""
+    from errscan.analyzer import cache
+    from errscan.extractors import summary
+    from tests.analyzer.test_index import _DEFERRED
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for path, code in _DEFERRED.items():
+        write(repo, path, code)
+    write(repo, "pkg/models.py", "class Model:\n    def __init__(self, x):\n        self.x = x\n")
+    commit_all(repo, "start")
+    real = summary.summarize
+
+    def whole(*args: Any) -> object:  # what scan._scan passes, but `partial`
+        tree, src, constants, factories, imported, local_imports, _partial = args
+        return real(tree, src, constants, factories, imported, local_imports, partial=False)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(summary, "summarize", whole)
+        reference = _jsonl(repo, jobs=1, use_cache=False)
+    assert "{x} is not described" in reference and "Enter a valid value." in reference
+    first = git(repo, "rev-parse", "HEAD")
+
+    def at_head() -> str:
+        return reference.replace(first, git(repo, "rev-parse", "HEAD"))
+
+    for jobs in (2, 1):
+        shutil.rmtree(_private_cache, ignore_errors=True)
+        assert _jsonl(repo, jobs=jobs) == at_head()
+        background.wait()
+        results = cache.ResultCache.open(_private_cache, errscan.api._BUILD, 15)
+        try:
+            partial = {}
+            for path in ("pkg/mixins.py", "pkg/forms.py", "pkg/factories.py", "pkg/models.py"):
+                sha = git(repo, "rev-parse", f"HEAD:{path}")
+                stored = results.summary(sha)
+                assert stored is not None
+                partial[path] = stored.partial
+        finally:
+            results.close()
+        assert partial == {"pkg/mixins.py": False, "pkg/forms.py": False,
+                           "pkg/factories.py": False, "pkg/models.py": True}  # fmt: skip
+        assert _jsonl(repo, jobs=jobs) == at_head()  # warm: replayed
+        write(repo, "pkg/models.py", "class Model:\n    pass\n")
+        commit_all(repo, f"changed with {jobs} jobs")
+        write(
+            repo, "pkg/models.py", "class Model:\n    def __init__(self, x):\n        self.x = x\n"
+        )
+        commit_all(repo, f"back with {jobs} jobs")
+        assert _jsonl(repo, jobs=jobs) == at_head()  # models.py relinked, the rest kept

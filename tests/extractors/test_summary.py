@@ -771,3 +771,68 @@ def test_each_factory_is_found_at_any_depth_of_definitions() -> None:
         ("typed", ("name",)),
         ("typed", ("name", "extra")),
     ]
+
+
+_LINES = """
+class SuspiciousOperation(Exception): pass
+class DisallowedHost(SuspiciousOperation): pass
+class Below(DisallowedHost): pass
+class Described:
+    def __init__(self, thing):
+        super().__init__(f"{thing} is not described")
+class Undescribed(Described, errors.Base): pass
+class Model: pass
+class Person(Model):
+    def __init__(self, name):
+        self.name = name
+class Generic(typing.Generic[T]): pass
+def local():
+    class Done(StopIteration): pass
+    class Step: pass
+"""
+
+
+def test_exception_like_classes_are_those_on_the_lines_of_classes_named_as_exceptions() -> None:
+    """Named as an exception, or with a base so named; classes of the file deriving from
+    those, and those of the file they derive from (a mixin), by the names their bases are
+    written with; no other class."""
+    tree = parse(_LINES.encode(), "m.py")
+    assert isinstance(tree, Parsed)
+    assert summary.exception_like_classes(tree.tree) == {
+        "SuspiciousOperation", "DisallowedHost", "Below", "local.<locals>.Done",
+    }  # fmt: skip
+    mixed = parse((_LINES + "class Wrong(Undescribed, ValueError): pass\n").encode(), "m.py")
+    assert isinstance(mixed, Parsed)
+    found = summary.exception_like_classes(mixed.tree)
+    assert {"Wrong", "Undescribed", "Described"} <= found
+    assert not {"Model", "Person", "Generic", "local.<locals>.Step"} & found
+
+
+def test_a_partial_summary_defers_details_of_other_classes_only() -> None:
+    """Deferred: a class off every exception's line, and the call of a factory building
+    a class not named as an exception; their names, bases, docstring and constants are
+    read all the same. Nothing deferred: the summary is whole (not partial)."""
+    code = _LINES + (
+        "def build(thing):\n    return Person(thing)\n"
+        "def fail(thing):\n    return DisallowedHost(thing)\n"
+        "def again(thing):\n    return self.fail(thing)\n"
+    )
+    whole = scan.scan_file("m.py", code, 3).summary
+    partial = scan.scan_file("m.py", code, 3, partial=True).summary
+    assert not whole.partial and partial.partial
+    assert [c.qualname for c in whole.classes] == [c.qualname for c in partial.classes]
+    for full, part in zip(whole.classes, partial.classes, strict=True):
+        assert (full.bases, full.doc, full.constants) == (part.bases, part.doc, part.constants)
+        if part.deferred:
+            assert part.init_params is None and not part.super_args and not part.caller_set
+        else:
+            assert part == full
+    deferred = {c.qualname for c in partial.classes if c.deferred}
+    assert deferred == {"Described", "Undescribed", "Model", "Person", "Generic",
+                        "local.<locals>.Step"}  # fmt: skip
+    assert next(c for c in whole.classes if c.qualname == "Described").init_params == ("thing",)
+    assert [f for f, _, _ in whole.factory_calls] == ["build", "fail", "again"]
+    assert [f for f, _, _ in partial.factory_calls] == ["fail", "again"]
+    assert partial.factories == whole.factories
+    only_errors = scan.scan_file("e.py", "class Bad(ValueError):\n    pass\n", 3, partial=True)
+    assert not only_errors.summary.partial
