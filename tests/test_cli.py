@@ -225,9 +225,11 @@ def test_locked_cache_is_one_line_and_exit_2(
 ) -> None:
     import sqlite3
 
+    from errscan import background
     from errscan.analyzer import cache
 
     assert run("extract", str(basic_repo), "-q")[0] == 0
+    background.wait()  # the scan's cache connection closes behind it (background.py)
     monkeypatch.setattr(cache, "_LOCK_WAIT", 0.5)
     holder = sqlite3.connect(_private_cache / "results.sqlite", isolation_level=None)
     holder.execute("PRAGMA journal_mode=DELETE")
