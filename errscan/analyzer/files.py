@@ -21,6 +21,7 @@ from errscan.models import FileError
 
 _T = TypeVar("_T")
 _SUFFIXES = (".py", ".pyi")
+_RAW_SUFFIXES = tuple(suffix.encode("ascii") for suffix in _SUFFIXES)
 _TEST_DIRS = frozenset({"tests", "test"})
 _BLOB_MODES = frozenset({b"100644", b"100755", b"100664"})  # never 120000 links or 160000 gitlinks
 _PAGE = 256  # listing rows read at once
@@ -361,6 +362,8 @@ def _wanted(
     """
     globs = (*filters.include, *filters.exclude)
     for record in records:
+        if hits is None and not record.endswith(_RAW_SUFFIXES):
+            continue  # not a Python file (nor a glob to count its matches)
         meta, tab, raw_path = record.partition(b"\t")
         if not tab:
             continue
