@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 from errscan.extractors import environment
 
 _LINE = st.lists(
-    st.sampled_from(["env", "ENV", "_env", "env_", "environ", "getenv", "envs", "x", " ", "#"]),
+    st.sampled_from(
+        ["env", "ENV", "Env", "eNv", "_env", "env_", "environ", "GETENV", "envs", "x", " ", "#"]
+        + ["İ", "ſ", "K", "é", "E", "NV"]  # letters whose lowering or folding is not plain
+    ),
     max_size=6,
 ).map("".join)
 
