@@ -367,18 +367,18 @@ class Scan:
         repair: scan_stage.Repair,
     ) -> Iterator[_Done]:
         """A first scan's ranking (held) and linking, by the pool's workers, forked again
-        to hold what they read of this process's tables (fanout.py), while this process
-        writes the ranking's tables; the files of a batch a worker could not link,
-        ranked and linked here."""
+        to hold what they read of this process's tables (fanout.py): one ranks every
+        record, the others link, while this process writes the ranking's tables, then
+        puts the lists in the blocks; the files of a batch a worker could not link are
+        linked here (and ranked here, where no worker could rank)."""
         entries = self._entries
         scanner.retire()  # its workers end while this process readies what the next hold
-        ranker = kept.ranking.held_ranker()
         fanout.hold(
             fanout.Context(
                 modules.rows(),
                 kept.definitions(),
                 {entry.path: entry for entry in entries},
-                ranker,
+                kept.ranking.held_ranker,
                 self.repo,
                 self.commit,
                 self._source.url,
@@ -392,24 +392,28 @@ class Scan:
             fanout.hold(None)
         batches = list(files_stage.chunks(entries, _LINK_BATCH))
         work = ([entry.path for entry in batch] for batch in batches)
+        ranked = scanner.submit(fanout.rank_all, [None])  # first: a worker ranks, others link
         linked_by_pool = scanner.submit(fanout.link_files, work)
         kept.ranking.settle()  # while the workers rank and link
+        updates = next(iter(ranked))
+        if updates is None:  # not held in the workers after all: ranked here
+            updates = kept.ranking.held_ranker().rank()
+        kept.ranking.write_lists(updates)
+        lists = {record_id: text for text, record_id, _ in updates}
         for batch, linked in zip(batches, linked_by_pool, strict=True):
             if linked is None:
-                kept.ranking.write_lists(ranker.rank(entry.path for entry in batch))
                 stored = scan_stage.stored(batch, results, repair)
                 done_here = [
                     self._link(entry, result, index, kept)
                     for entry, result in zip(batch, stored, strict=True)
                 ]
             else:
-                files, updates = linked
-                kept.ranking.write_lists(updates)
                 done_here = []
-                for entry, item in zip(batch, files, strict=True):
-                    marked = state.mark_commit(item.block, self.commit, self._source.web)
+                for entry, item in zip(batch, linked, strict=True):
+                    block = fanout.with_related(item.block, item.ids, lists)
+                    marked = state.mark_commit(block, self.commit, self._source.web)
                     kept.keep(entry, item.deps, marked, item.count, item.error)
-                    done_here.append(_Done(None, item.block, item.count, item.error))
+                    done_here.append(_Done(None, block, item.count, item.error))
             yield from map(self._counted, done_here)
         kept.ranking.finish_held()
 

@@ -3,23 +3,24 @@
 The main process links a file through an Index over the scan's SQLite tables, which no
 other process can read (they are in its uncommitted transaction). Before the workers
 are forked again, the main process sets here, by value, all that such an Index reads
-of those tables (every file's module, the file defining each class and factory name)
-and the first ranking's records, read for ranking (related.Ranking.held_ranker). A worker
-then ranks the records of a few files, links and renders them: it reads their results,
-and the summaries the resolutions need, from the result cache through a connection of
-its own, and hands back each file's jsonl block and what it depended on, with the lists
-it ranked. The main process writes the ranking's tables meanwhile, then keeps and
-writes what comes back, in path order.
+of those tables (every file's module, the file defining each class and factory name),
+and holds the first ranking's records (related.Ranking.held_ranker). One worker ranks
+them all (rank_all: once, so no pair of records is scored twice, as workers ranking
+a few files each did), while the others link and render a few files at a time: they
+read the files' results, and the summaries the resolutions need, from the result
+cache through a connection of their own, and hand back each file's jsonl block, its
+records with empty related lists, and what it depended on. The main process writes
+the ranking's tables meanwhile, then puts each record's list in its block
+(with_related), and keeps and writes the blocks in path order.
 
 A worker that misses a result or a summary in the cache (pruned by another errscan
-since the first pass) gives back None for its files, and the main process ranks and
-links them itself, scanning again what is missing.
+since the first pass) gives back None for its files, and the main process links them
+itself, scanning again what is missing.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from errscan.analyzer import cache, link, output, related, scan
@@ -37,7 +38,7 @@ class Context:
     modules: list[tuple[str, str, bool]]  # every file: path, module name, whether a stub
     defined: dict[str, str]  # `c:NAME` or `f:NAME` -> the file defining it
     blobs: dict[str, BlobEntry]  # path -> its blob (the sha is the result cache's key)
-    ranker: related.Ranker  # the first ranking's records, read (Ranking.held_ranker)
+    ranker: Callable[[], related.Ranker]  # the first ranking's (Ranking.held_ranker)
     repo: str
     commit: str
     url: Callable[[str, int], str | None]
@@ -49,7 +50,8 @@ class Context:
 class Linked:
     """One file linked and rendered in a worker."""
 
-    block: str  # its records as jsonl
+    block: str  # its records as jsonl, with empty related lists (with_related fills them)
+    ids: list[str]  # the records' ids, in order
     count: int
     error: FileError | None
     deps: list[str]  # what Index.reads gave, sorted
@@ -69,9 +71,31 @@ class _Missing(Exception):
     """The cache lacks what linking needs: the main process links these files."""
 
 
-def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
-    """In a worker forked after `hold`: each file's records, ranked, linked and rendered,
-    in order, and the lists ranked; None where the cache lacks any file's result or a
+def rank_all(_nothing: None) -> related.Updates | None:
+    """In a worker forked after `hold`: the first ranking's lists (None: nothing held)."""
+    return _context.ranker().rank() if _context is not None else None
+
+
+def with_related(block: str, ids: list[str], lists: Mapping[str, str]) -> str:
+    """A block of link_files with each record's related list where it has one (`lists`:
+    by id, as JSON). `"related": []` is the key and its empty list alone: a quote of a
+    string is escaped in JSON, and each record is one line."""
+    if not any(record_id in lists for record_id in ids):
+        return block
+    lines = block.split("\n")
+    for n, record_id in enumerate(ids):
+        found = lists.get(record_id)
+        if found is not None:
+            lines[n] = lines[n].replace(_NO_LIST, f'"related": {found}', 1)
+    return "\n".join(lines)
+
+
+_NO_LIST = '"related": []'
+
+
+def link_files(paths: list[str]) -> list[Linked] | None:
+    """In a worker forked after `hold`: each file's records, linked and rendered with
+    empty related lists, in order; None where the cache lacks any file's result or a
     summary to read."""
     global _index
     context, results = _context, scan.worker_cache()
@@ -97,8 +121,6 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
     if _index is None:
         _index = Index(HeldTable(context.modules), load, context.defined.get, complete)
     index = _index
-    updates = context.ranker.rank(paths)
-    lists = {record_id: tuple(json.loads(text)) for text, record_id, _ in updates}
     found = results.get_many([context.blobs[path].sha for path in paths])
     done = []
     try:
@@ -108,16 +130,10 @@ def link_files(paths: list[str]) -> tuple[list[Linked], related.Updates] | None:
             if result is None:
                 return None
             with index.reads() as deps:
-                records = link.link(
-                    result.sites,
-                    context.repo,
-                    context.commit,
-                    context.url,
-                    index,
-                    lambda record_id: lists.get(record_id, ()),
-                )
+                records = link.link(result.sites, context.repo, context.commit, context.url, index)
             block = output.jsonl_block(records)
-            done.append(Linked(block, len(records), result.error, sorted(deps)))
+            ids = [record.id for record in records]
+            done.append(Linked(block, ids, len(records), result.error, sorted(deps)))
     except _Missing:
         return None
-    return done, updates
+    return done

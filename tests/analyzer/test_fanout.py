@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 import errscan
 from errscan import background
-from errscan.analyzer import fanout, related, scan
+from errscan.analyzer import fanout, output, related, scan
 from tests.support import commit_all, git, write
 
 
@@ -50,8 +52,8 @@ def test_workers_rank_and_link_as_this_process_does(
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     contexts = _held(monkeypatch)
     assert _jsonl(basic_repo, jobs=2) == serial
-    assert len(contexts) == 1 and contexts[0].ranker.rank()
-    assert '"related": [' in serial and '"related": []' in serial
+    assert len(contexts) == 1
+    assert '"related": ["' in serial and '"related": []' in serial  # ranked in the pool
     write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
     commit_all(basic_repo, "one more")
     assert _jsonl(basic_repo, jobs=2) == _jsonl(basic_repo, jobs=1, use_cache=False)
@@ -62,21 +64,59 @@ def test_workers_rank_and_link_as_this_process_does(
 def test_files_a_worker_cannot_read_are_ranked_and_linked_here(
     basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A worker without the result cache (or missing an entry) hands its files back."""
+    """A worker without the result cache (or missing an entry) hands its files back;
+    and where no worker ranks, this process does."""
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     contexts = _held(monkeypatch)
     monkeypatch.setattr(scan, "worker_cache", lambda: None)  # in the workers forked next
-    ranked_here: list[list[str]] = []
-    real = related.Ranker.rank
+    linked_here: list[str] = []
+    real = errscan.api.Scan._link
 
-    def noted(self: related.Ranker, paths: object = None) -> related.Updates:
-        paths = None if paths is None else list(paths)  # type: ignore[call-overload]
-        ranked_here.append(paths or [])
-        return real(self, paths)
+    def noted(self: errscan.api.Scan, entry: Any, *args: Any) -> Any:
+        linked_here.append(entry.path)
+        return real(self, entry, *args)
 
-    monkeypatch.setattr(related.Ranker, "rank", noted)
+    monkeypatch.setattr(errscan.api.Scan, "_link", noted)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
-    assert contexts and ranked_here  # the pool was tried, and the files came back
+    assert contexts and linked_here  # the pool was tried, and the files came back
+    monkeypatch.setattr(fanout, "rank_all", _ranked_by_none)  # pickled by name: forked
+    ranked_here: list[None] = []
+    real_rank = related.Ranker.rank
+
+    def ranking(self: related.Ranker, paths: Any = None) -> related.Updates:
+        ranked_here.append(None)
+        return real_rank(self, paths)
+
+    monkeypatch.setattr(related.Ranker, "rank", ranking)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert ranked_here == [None]  # here, once
+
+
+def _ranked_by_none(_nothing: None) -> None:
+    """A worker that holds no ranking (fanout.rank_all's None)."""
+    return None
+
+
+def test_a_block_gets_each_record_s_list_in_its_own_line_and_key() -> None:
+    """with_related puts a record's list where the block has its empty one, and nowhere
+    else: not in a message holding the same text, nor in another record's line."""
+    code = (
+        "def f(x):\n"
+        "    if x:\n"
+        "        raise ValueError('\"related\": [] is not a list')\n"
+        "    raise KeyError(x)\n"
+        "def g():\n"
+        "    raise TypeError('\"related\": []')\n"
+    )
+    records = errscan.extract_source(code, "m.py")
+    assert len(records) == 3
+    bare = [replace(r, related=()) for r in records]
+    lists = {records[0].id: (records[1].id, records[2].id), records[2].id: (records[0].id,)}
+    made = [replace(r, related=lists.get(r.id, ())) for r in records]
+    texts = {i: json.dumps(list(ids)) for i, ids in lists.items()}
+    ids = [r.id for r in bare]
+    assert fanout.with_related(output.jsonl_block(bare), ids, texts) == output.jsonl_block(made)
+    assert fanout.with_related(output.jsonl_block(bare), ids, {}) == output.jsonl_block(bare)
 
 
 _ERRORS = """

@@ -9,8 +9,13 @@ from errscan.extractors import environment
 
 _LINE = st.lists(
     st.sampled_from(
-        ["env", "ENV", "Env", "eNv", "_env", "env_", "environ", "GETENV", "envs", "x", " ", "#"]
-        + ["İ", "ſ", "K", "é", "E", "NV"]  # letters whose lowering or folding is not plain
+        [
+            *("env", "ENV", "Env", "eNv", "_env", "env_", "environ", "GETENV", "envs"),
+            *("x", " ", "#", "E", "NV"),
+            # letters whose lowering or case folding is not plain: dotted capital I (two
+            # letters lowered), long s, the Kelvin sign, e acute
+            *("\u0130", "\u017f", "\u212a", "\u00e9"),
+        ]
     ),
     max_size=6,
 ).map("".join)
