@@ -78,16 +78,20 @@ def rank_all(_nothing: None) -> related.Updates | None:
 
 def with_related(block: str, ids: list[str], lists: Mapping[str, str]) -> str:
     """A block of link_files with each record's related list where it has one (`lists`:
-    by id, as JSON). `"related": []` is the key and its empty list alone: a quote of a
-    string is escaped in JSON, and each record is one line."""
+    by id, as JSON). The block holds `"related": []` once a record, in order, and
+    nowhere else: in JSON a string's own quotes are escaped, so only a key is written
+    `"related"`."""
     if not any(record_id in lists for record_id in ids):
         return block
-    lines = block.split("\n")
-    for n, record_id in enumerate(ids):
+    parts = block.split(_NO_LIST)
+    if len(parts) != len(ids) + 1:
+        raise AssertionError(f"{len(parts) - 1} empty related lists for {len(ids)} records")
+    out = [parts[0]]
+    for record_id, rest in zip(ids, parts[1:], strict=True):
         found = lists.get(record_id)
-        if found is not None:
-            lines[n] = lines[n].replace(_NO_LIST, f'"related": {found}', 1)
-    return "\n".join(lines)
+        out.append(_NO_LIST if found is None else f'"related": {found}')
+        out.append(rest)
+    return "".join(out)
 
 
 _NO_LIST = '"related": []'
