@@ -384,6 +384,7 @@ class Scan:
                 self._source.url,
                 read,
                 self._opts.context,
+                self._opts.file_timeout,
             )
         )
         try:

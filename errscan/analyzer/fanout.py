@@ -44,6 +44,7 @@ class Context:
     url: Callable[[str, int], str | None]
     read: scan.Reader  # files' contents, for a summary read whole (scan.complete)
     radius: int
+    timeout: float | None
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,9 @@ def link_files(paths: list[str]) -> list[Linked] | None:
             raise _Missing(path)
         return found
 
-    def complete(path: str) -> FileSummary:
-        entry = context.blobs.get(path)
-        found = None
-        if entry is not None:
-            found = scan.complete(path, entry, context.read, context.radius, results)
-        if found is None:
-            raise _Missing(path)
-        return found
+    def complete(path: str) -> FileSummary | None:
+        entry = context.blobs[path]
+        return scan.complete(path, entry, context.read, context.radius, context.timeout, results)
 
     if _index is None:
         _index = Index(HeldTable(context.modules), load, context.defined.get, complete)

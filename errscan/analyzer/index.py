@@ -407,14 +407,21 @@ class Index:
 
     def _completed(self, path: str) -> _FileFacts:
         """A file's facts, none of them deferred: its whole summary read where the one
-        loaded is partial (a file may then be read twice, never its details guessed)."""
+        loaded is partial (a file may then be read twice, never its details guessed).
+        Where it cannot be read whole now (the time limit), each deferred class is one
+        whose __init__ errscan could not read, and each deferred factory call unknown."""
         facts = self._facts(path)
         if not facts.partial:
             return facts
         whole = self._complete(path)
-        if whole is None or whole.partial:
-            raise RuntimeError(f"errscan could not read {path} again for its whole summary")
-        return self._remember(path, whole)
+        if whole is not None and not whole.partial:
+            return self._remember(path, whole)
+        unread = {
+            qualname: replace(cls, super_args=_UNREAD_INIT, deferred=False) if cls.deferred else cls
+            for qualname, cls in facts.classes.items()
+        }
+        self._facts_cache[path] = facts = replace(facts, classes=unread, partial=False)
+        return facts
 
     def local_class(self, path: str, function: str, name: str) -> str | None:
         """The class `name` names in `function` of `path` where a function around it (or
@@ -860,6 +867,10 @@ class Index:
             if path is not None:
                 return path
         return None
+
+
+# what a class's __init__ passes on, where it could not be read: a text not known
+_UNREAD_INIT = ((None, UNKNOWN_STR),)
 
 
 def _unsubscripted(base: str) -> str:

@@ -138,7 +138,8 @@ class Repair:
     def complete(self, path: str) -> FileSummary | None:
         """A file's whole summary (none of it deferred), scanned again and stored in
         place of the partial one; None where it cannot be read now."""
-        return complete(path, self._listing.entry(path), self._read, self._radius, self._results)
+        entry = self._listing.entry(path)
+        return complete(path, entry, self._read, self._radius, self._timeout, self._results)
 
     def summary(self, path: str) -> StoredSummary:
         """A file's summary, from the cache, else scanned again."""
@@ -150,13 +151,18 @@ class Repair:
 
 
 def complete(
-    path: str, entry: BlobEntry, read: Reader, radius: int, results: cache.ResultCache | None
+    path: str,
+    entry: BlobEntry,
+    read: Reader,
+    radius: int,
+    timeout: float | None,
+    results: cache.ResultCache | None,
 ) -> FileSummary | None:
-    """A file's whole summary, none of it deferred (Repair.complete): scanned again with
-    no time limit (it was scanned within one already, for less), its result stored in
-    `results` for the next scan to find whole; None where the file cannot be read now."""
+    """A file's whole summary, none of it deferred (Repair.complete): scanned again, its
+    result stored in `results` for the next scan to find whole; None where the file
+    cannot be read now (or not within `timeout`, as the first pass's)."""
     source_file = next(read([entry]))
-    scanned = scan_file(path, source_file.data, radius)
+    scanned = scan_file(path, source_file.data, radius, timeout)
     if scanned.error is not None:
         return None
     if results is not None:

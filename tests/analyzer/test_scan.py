@@ -101,3 +101,38 @@ def test_the_first_pass_hands_over_the_ranking_features_it_makes(
     read = errscan.extract(str(basic_repo), jobs=jobs, use_cache=False)
     assert sum(asked) == read.stats.files
     assert read.records == held.records
+
+
+def test_a_summary_read_whole_again_keeps_to_the_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """scan.complete gives the file's whole summary, stored for the next scan; None where
+    reading it whole outlasts the first pass's time limit (the index then takes its
+    deferred classes as unread)."""
+    import time
+
+    from errscan.analyzer.files import BlobEntry, SourceFile
+
+    code = b"class Base:\n    def __init__(self, x):\n        super().__init__(f'bad {x}')\n"
+    entry = BlobEntry("m.py", "0" * 40, len(code))
+
+    def read(entries: object) -> object:
+        return iter([SourceFile(entry.path, entry.sha, code)])
+
+    stored = cache.ResultCache.in_memory("build", 3)
+    try:
+        whole = scan.complete("m.py", entry, read, 3, 5.0, stored)  # type: ignore[arg-type]
+        assert whole is not None and not whole.partial
+        assert whole.classes[0].init_params == ("x",)
+        kept = stored.summary(entry.sha)
+        assert kept is not None and not kept.partial
+    finally:
+        stored.close()
+    real = scan._scan
+
+    def slow(path: str, data: bytes | str, radius: int, partial: bool) -> object:
+        time.sleep(2)
+        return real(path, data, radius, partial)
+
+    monkeypatch.setattr(scan, "_scan", slow)
+    assert scan.complete("m.py", entry, read, 3, 0.2, None) is None  # type: ignore[arg-type]
