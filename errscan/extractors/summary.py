@@ -37,12 +37,13 @@ def summarize(
     """`factories`, `local_imports`: what the sites walk found (sites.extract), so no
     second walk is made; `imported`: the module's imports, where read already (imports).
 
-    `partial`: the details of a class (ClassInfo's fields from init_params on) are read
-    only where the class may be an exception's, as its file tells (exception_like_classes),
-    and the calls of the factories that build what looks like an exception or is no
-    class (another factory): the rest are `deferred`, the summary `partial`. A scan reads
-    what most files' classes (models, views, forms) never need, and what linking needs
-    of the rest it reads by summarizing the file whole.
+    `partial`: what a class's __init__ and __str__ make (ClassInfo's fields but its
+    name, bases, docstring and constants) is read only where the class may be an
+    exception's, as its file tells (exception_like_classes), and the calls of the
+    factories that build what looks like an exception or is no class (another factory):
+    the rest are `deferred`, the summary `partial`. Most files' classes (models, views,
+    forms) never need them; what linking needs of the rest it reads by summarizing the
+    file whole (index.Index._completed).
     """
     defs = _class_defs(tree.body)
     detailed = _exception_like(defs) if partial else None
