@@ -396,7 +396,7 @@ class Scan:
         ranked = scanner.submit(fanout.rank_all, [None])  # first: a worker ranks, others link
         linked_by_pool = scanner.submit(fanout.link_files, work)
         kept.ranking.settle()  # while the workers rank and link
-        updates = next(iter(ranked))
+        updates = next(ranked)
         if updates is None:  # not held in the workers after all: ranked here
             updates = kept.ranking.held_ranker().rank()
         kept.ranking.write_lists(updates)
@@ -413,8 +413,8 @@ class Scan:
                 for entry, item in zip(batch, linked, strict=True):
                     block = fanout.with_related(item.block, item.ids, lists)
                     marked = state.mark_commit(block, self.commit, self._source.web)
-                    kept.keep(entry, item.deps, marked, item.count, item.error)
-                    done_here.append(_Done(None, block, item.count, item.error))
+                    kept.keep(entry, item.deps, marked, len(item.ids), item.error)
+                    done_here.append(_Done(None, block, len(item.ids), item.error))
             yield from map(self._counted, done_here)
         kept.ranking.finish_held()
 

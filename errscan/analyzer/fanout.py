@@ -52,8 +52,7 @@ class Linked:
     """One file linked and rendered in a worker."""
 
     block: str  # its records as jsonl, with empty related lists (with_related fills them)
-    ids: list[str]  # the records' ids, in order
-    count: int
+    ids: list[str]  # the records' ids, in order (as many as its records)
     error: FileError | None
     deps: list[str]  # what Index.reads gave, sorted
 
@@ -121,11 +120,11 @@ def link_files(paths: list[str]) -> list[Linked] | None:
     if _index is None:
         _index = Index(HeldTable(context.modules), load, context.defined.get, complete)
     index = _index
-    found = results.get_many([context.blobs[path].sha for path in paths])
+    shas = [context.blobs[path].sha for path in paths]
+    found = results.get_many(shas)
     done = []
     try:
-        for path in paths:
-            sha = context.blobs[path].sha
+        for path, sha in zip(paths, shas, strict=True):
             result = cache.decode(found[sha], path) if sha in found else None
             if result is None:
                 return None
@@ -133,7 +132,7 @@ def link_files(paths: list[str]) -> list[Linked] | None:
                 records = link.link(result.sites, context.repo, context.commit, context.url, index)
             block = output.jsonl_block(records)
             ids = [record.id for record in records]
-            done.append(Linked(block, ids, len(records), result.error, sorted(deps)))
+            done.append(Linked(block, ids, result.error, sorted(deps)))
     except _Missing:
         return None
     return done

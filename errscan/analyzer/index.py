@@ -391,19 +391,21 @@ class Index:
 
     def class_info(self, qualified: str) -> ClassInfo | None:
         """The class of that name of the repository; its details maybe deferred."""
-        path = self._class_file(qualified)
-        if path is None:
-            return None
-        return self._facts(path).classes.get(qualified[len(self._module(path)) + 1 :])
+        return self._class(qualified, detailed=False)
 
     def _detailed(self, qualified: str) -> ClassInfo | None:
         """class_info, with its details read where they were deferred."""
-        found = self.class_info(qualified)
-        if found is None or not found.deferred:
-            return found
+        return self._class(qualified, detailed=True)
+
+    def _class(self, qualified: str, detailed: bool) -> ClassInfo | None:
         path = self._class_file(qualified)
-        assert path is not None  # class_info found it there
-        return self._completed(path).classes.get(found.qualname, found)
+        if path is None:
+            return None
+        name = qualified[len(self._module(path)) + 1 :]
+        found = self._facts(path).classes.get(name)
+        if found is None or not found.deferred or not detailed:
+            return found
+        return self._completed(path).classes.get(name, found)
 
     def _completed(self, path: str) -> _FileFacts:
         """A file's facts, none of them deferred: its whole summary read where the one
