@@ -302,6 +302,39 @@ class Scan:
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
+        apart = None
+        if kept.fresh:
+            # a first scan: every file is new (as `changed` will give them), and the
+            # ranking needs nothing of the plan, so its records go in now
+            pooled = self._blocks_only and scanner.pooled and len(entries) <= fanout.MAX_FILES
+            if pooled:
+                scanner.retire()  # its workers end meanwhile
+            for path, ranked in scan_stage.features(entries, results, self.repo, repair, fresh):
+                kept.ranking.add(path, ranked)
+            if pooled and kept.ranking.held:
+                scanner.wait_retired()  # no thread of the pool runs as the ranker forks
+                apart = fanout.RankApart(kept.ranking.held_ranker)
+            elif pooled:  # too many records to hold: the pool ranks them, as on later scans
+                scanner.restart()
+        try:
+            yield from self._planned(read, results, kept, scanner, fresh, repair, apart)
+        finally:
+            if apart is not None:
+                apart.close()
+
+    def _planned(
+        self,
+        read: scan_stage.Reader,
+        results: cache.ResultCache,
+        kept: state.State,
+        scanner: scan_stage.Scanner,
+        fresh: scan_stage.Features,
+        repair: scan_stage.Repair,
+        apart: fanout.RankApart | None,
+    ) -> Iterator[_Done]:
+        """The rest of the second pass: `apart`, a first ranking under way, whose files
+        the pool's workers link."""
+        entries = self._entries
         portions = index_stage.namespaces(
             index_stage.namespace_candidates(entries),
             lambda folder: (p for p in entries.paths() if p.startswith(f"{folder}/")),
@@ -315,17 +348,14 @@ class Scan:
         )
         kept.ranking.remove(plan.removed)
         kept.forget(plan.removed)
-        todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
-        for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
-            kept.ranking.add(path, ranked)
-        if (
-            self._blocks_only
-            and plan.relink_all
-            and kept.ranking.held
-            and scanner.pooled
-            and len(entries) <= fanout.MAX_FILES
-        ):
-            yield from self._link_in_pool(read, results, kept, scanner, modules, index, repair)
+        if not kept.fresh:  # a first scan's went in before the plan
+            todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
+            for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
+                kept.ranking.add(path, ranked)
+        if apart is not None:
+            yield from self._link_in_pool(
+                read, results, kept, scanner, modules, index, repair, apart
+            )
             return
         kept.ranking.settle()
         if not plan.relink_all:
@@ -365,20 +395,19 @@ class Scan:
         modules: index_stage.ModuleTable,
         index: index_stage.Index,
         repair: scan_stage.Repair,
+        apart: fanout.RankApart,
     ) -> Iterator[_Done]:
-        """A first scan's ranking (held) and linking, by the pool's workers, forked again
-        to hold what they read of this process's tables (fanout.py): one ranks every
-        record, the others link, while this process writes the ranking's tables, then
-        puts the lists in the blocks; the files of a batch a worker could not link are
-        linked here (and ranked here, where no worker could rank)."""
+        """A first scan's linking, by the pool's workers, forked again to hold what they
+        read of this process's tables (fanout.py), while `apart` ranks every record and
+        this process writes the ranking's tables; then the lists go in the blocks. The
+        files of a batch a worker could not link are linked here (and ranked here, where
+        the ranking process gave nothing)."""
         entries = self._entries
-        scanner.retire()  # its workers end while this process readies what the next hold
         fanout.hold(
             fanout.Context(
                 modules.rows(),
                 kept.definitions(),
                 {entry.path: entry for entry in entries},
-                kept.ranking.held_ranker,
                 self.repo,
                 self.commit,
                 self._source.url,
@@ -393,11 +422,10 @@ class Scan:
             fanout.hold(None)
         batches = list(files_stage.chunks(entries, _LINK_BATCH))
         work = ([entry.path for entry in batch] for batch in batches)
-        ranked = scanner.submit(fanout.rank_all, [None])  # first: a worker ranks, others link
         linked_by_pool = scanner.submit(fanout.link_files, work)
-        kept.ranking.settle()  # while the workers rank and link
-        updates = next(ranked)
-        if updates is None:  # not held in the workers after all: ranked here
+        kept.ranking.settle()  # while the workers link and `apart` ranks
+        updates = apart.result()
+        if updates is None:  # the ranking process gave nothing: ranked here
             updates = kept.ranking.held_ranker().rank()
         kept.ranking.write_lists(updates)
         lists = {record_id: text for text, record_id, _ in updates}

@@ -1,32 +1,41 @@
-"""Ranking and linking spread over the pool's workers, on a first scan whose ranking is held.
+"""Ranking and linking spread over processes, on a first scan whose ranking is held.
+
+A first scan's ranking needs only the records' features, all known once the first pass
+ends: a process forked then (RankApart) ranks them all, once (so no pair of records is
+scored twice), while this one builds the index and the plan, and while the pool's
+workers link.
 
 The main process links a file through an Index over the scan's SQLite tables, which no
 other process can read (they are in its uncommitted transaction). Before the workers
 are forked again, the main process sets here, by value, all that such an Index reads
-of those tables (every file's module, the file defining each class and factory name),
-and holds the first ranking's records (related.Ranking.held_ranker). One worker ranks
-them all (rank_all: once, so no pair of records is scored twice, as workers ranking
-a few files each did), while the others link and render a few files at a time: they
-read the files' results, and the summaries the resolutions need, from the result
-cache through a connection of their own, and hand back each file's jsonl block, its
-records with empty related lists, and what it depended on. The main process writes
-the ranking's tables meanwhile, then puts each record's list in its block
-(with_related), and keeps and writes the blocks in path order.
+of those tables (every file's module, the file defining each class and factory name).
+The workers link and render a few files at a time: they read the files' results, and
+the summaries the resolutions need, from the result cache through a connection of
+their own, and hand back each file's jsonl block, its records with empty related
+lists, and what it depended on. The main process writes the ranking's tables
+meanwhile, then puts each record's list in its block (with_related), and keeps and
+writes the blocks in path order.
 
 A worker that misses a result or a summary in the cache (pruned by another errscan
 since the first pass) gives back None for its files, and the main process links them
-itself, scanning again what is missing.
+itself, scanning again what is missing. A ranking process that gives nothing back
+(killed, say) leaves the ranking to the main process.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from errscan.analyzer import cache, link, output, related, scan
 from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import HeldTable, Index, StoredSummary
 from errscan.models import FileError, FileSummary
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 MAX_FILES = 20_000  # past this, the tables' contents are not copied into every worker
 
@@ -38,7 +47,6 @@ class Context:
     modules: list[tuple[str, str, bool]]  # every file: path, module name, whether a stub
     defined: dict[str, str]  # `c:NAME` or `f:NAME` -> the file defining it
     blobs: dict[str, BlobEntry]  # path -> its blob (the sha is the result cache's key)
-    ranker: Callable[[], related.Ranker]  # the first ranking's (Ranking.held_ranker)
     repo: str
     commit: str
     url: Callable[[str, int], str | None]
@@ -71,9 +79,47 @@ class _Missing(Exception):
     """The cache lacks what linking needs: the main process links these files."""
 
 
-def rank_all(_nothing: None) -> related.Updates | None:
-    """In a worker forked after `hold`: the first ranking's lists (None: nothing held)."""
-    return _context.ranker().rank() if _context is not None else None
+class RankApart:
+    """A first ranking (Ranking.held_ranker's), ranked in a process forked now, while
+    this one goes on. No thread of this process may run as it forks (a pool's threads
+    have ended)."""
+
+    def __init__(self, ranker: Callable[[], related.Ranker]) -> None:
+        import multiprocessing  # here: a warm replay never forks
+
+        context = multiprocessing.get_context("fork")
+        self._lists, sent = context.Pipe(duplex=False)
+        # a daemon: an interrupted scan's exit ends it, as it ends the pool's workers
+        self._process = context.Process(target=_rank_and_send, args=(ranker, sent), daemon=True)
+        self._process.start()
+        sent.close()
+
+    def result(self) -> related.Updates | None:
+        """The ranked lists, once the process has sent them; None where it ended without
+        (killed, or failing: ranked again here, a failure shows itself there too)."""
+        try:
+            updates: related.Updates = self._lists.recv()
+        except (EOFError, OSError):
+            return None
+        finally:
+            self.close()
+        return updates
+
+    def close(self) -> None:
+        """End the process, done or not (an interrupted scan), and wait for its end."""
+        if not self._lists.closed:
+            self._lists.close()
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+
+
+def _rank_and_send(ranker: Callable[[], related.Ranker], sent: Connection) -> None:
+    # a forked worker's signals (scan._worker_init): the main process ends the scan
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sent.send(ranker().rank())
+    sent.close()
 
 
 def with_related(block: str, ids: list[str], lists: Mapping[str, str]) -> str:

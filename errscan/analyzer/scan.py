@@ -454,6 +454,11 @@ class Scanner:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
+    def wait_retired(self) -> None:
+        """After `retire`: wait for the workers' end, and for the pool's threads'."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
     def restart(self) -> None:
         """Fresh workers, forked from this process as it is now (holding what the main
         process set up since the pool started), once the old ones have ended."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -79,22 +81,74 @@ def test_files_a_worker_cannot_read_are_ranked_and_linked_here(
     monkeypatch.setattr(errscan.api.Scan, "_link", noted)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
     assert contexts and linked_here  # the pool was tried, and the files came back
-    monkeypatch.setattr(fanout, "rank_all", _ranked_by_none)  # pickled by name: forked
-    ranked_here: list[None] = []
+
+
+@pytest.mark.usefixtures("pooled")
+def test_the_first_ranking_is_done_by_a_process_of_its_own_or_here_where_it_dies(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The held ranking goes to a process forked once the first pass ends; where that
+    process ends without its lists, this process ranks, and the output is the same."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    rankers = tmp_path / "rankers"
     real_rank = related.Ranker.rank
 
     def ranking(self: related.Ranker, paths: Any = None) -> related.Updates:
-        ranked_here.append(None)
+        with rankers.open("a") as noted:  # a forked process's list would stay its own
+            noted.write(f"{os.getpid()}\n")
         return real_rank(self, paths)
 
     monkeypatch.setattr(related.Ranker, "rank", ranking)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
-    assert ranked_here == [None]  # here, once
+    pids = rankers.read_text().split()
+    assert len(pids) == 1 and int(pids[0]) != os.getpid()  # once, elsewhere
+    rankers.unlink()
+    monkeypatch.setattr(fanout, "_rank_and_send", _dies)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert rankers.read_text().split() == [str(os.getpid())]  # here, once
 
 
-def _ranked_by_none(_nothing: None) -> None:
-    """A worker that holds no ranking (fanout.rank_all's None)."""
-    return None
+@pytest.mark.usefixtures("pooled")
+def test_a_first_ranking_too_large_to_hold_is_ranked_by_fresh_workers(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past related._HELD records the first pass's workers are replaced (ended while the
+    ranking's records went in) by new ones that rank from the tables, as on later scans."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    monkeypatch.setattr(related, "_HELD", 0)
+    contexts = _held(monkeypatch)
+    in_pool: list[bool] = []
+    real_map = scan.Scanner.map
+
+    def noting_map(self: scan.Scanner, work: Any, items: Any) -> Any:
+        if work is related.rank_job:
+            in_pool.append(self.pooled)
+        return real_map(self, work, items)
+
+    monkeypatch.setattr(scan.Scanner, "map", noting_map)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert in_pool == [True] and not contexts
+
+
+def _dies(*_args: object) -> None:
+    """A ranking process killed before it sent its lists."""
+    os._exit(9)
+
+
+def test_a_ranking_process_still_at_work_ends_with_its_close() -> None:
+    """An interrupted scan's close ends the ranking process (never left behind), and its
+    result is then None."""
+
+    def forever() -> related.Ranker:
+        time.sleep(600)
+        raise AssertionError("never")
+
+    apart = fanout.RankApart(forever)
+    started = time.monotonic()
+    apart.close()
+    assert time.monotonic() - started < 30
+    assert not apart._process.is_alive()
+    assert apart.result() is None
 
 
 def test_a_block_gets_each_record_s_list_in_its_own_line_and_key() -> None:
