@@ -648,6 +648,8 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
     """`raise sig_error` of a local that holds what an except clause caught, or None:
     `sig_error = None` on one path, `except BadSignature as e: sig_error = e` on the
     others. The caught classes as written; None where anything else is assigned."""
+    if not any(_clears(stmt, name) for stmt in scope.own_statements(body)):
+        return None  # the commonest answer, without the walk of every expression below
     stored: list[tuple[str, ...]] = []
     cleared = False
     handlers: list[ast.ExceptHandler] = []
@@ -678,6 +680,18 @@ def _stored_caught(body: Sequence[ast.stmt], name: str) -> tuple[str, ...] | Non
     if not cleared or not stored:
         return None
     return tuple(dict.fromkeys(kind for kinds in stored for kind in kinds))
+
+
+def _clears(stmt: ast.stmt, name: str) -> bool:
+    """`name = None`: the assignment _stored_caught needs on some path."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and stmt.targets[0].id == name
+        and isinstance(stmt.value, ast.Constant)
+        and stmt.value.value is None
+    )
 
 
 def _annotated(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str, ast.expr], ...]:
