@@ -13,7 +13,7 @@ import re
 import tokenize
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from errscan.extractors import (
     bindings,
@@ -318,32 +318,32 @@ def _walk(tree: ast.Module, local_imports: list[ast.stmt]) -> Iterator[tuple[ast
     explicit stack, so neither expression size nor block depth costs recursion.
     """
     stack: list[tuple[ast.AST, _Frame]] = [(tree, _Frame((), tree.body, None, ()))]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node, frame = stack.pop()
-        if isinstance(node, (ast.Raise, ast.Assert, ast.Expr, ast.Return)):
-            yield node, frame
+        node, frame = pop()
+        kind = type(node)
+        if kind in _YIELDED:
+            yield cast(ast.stmt, node), frame
             continue
-        inner = frame
-        entered = False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # by exact type: a parsed tree holds no subclass of a node class
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            function = cast(ast.FunctionDef, node)
+            names = scope.enter(frame.scope, function)
+            inner = _Frame(names, function.body, frame.cls, (), (), function)
+        elif kind is ast.ClassDef:
             names = scope.enter(frame.scope, node)
-            inner = _Frame(names, node.body, frame.cls, (), (), node)
-        elif isinstance(node, ast.ClassDef):
-            names = scope.enter(frame.scope, node)
-            inner = _Frame(names, node.body, scope.qualname(names), ())
-        elif not isinstance(node, ast.Module):
-            entered = True
-            if isinstance(node, ast.ExceptHandler):
-                handlers = (*frame.handlers, node)
-                inner = _Frame(
-                    frame.scope, frame.body, frame.cls, handlers, frame.path, frame.function
-                )
+            inner = _Frame(names, cast(ast.ClassDef, node).body, scope.qualname(names), ())
+        elif kind is ast.ExceptHandler:
+            handlers = (*frame.handlers, cast(ast.ExceptHandler, node))
+            inner = _Frame(frame.scope, frame.body, frame.cls, handlers, frame.path, frame.function)
+        else:
+            inner = frame
         imports = local_imports if _LOCALS in inner.scope else None
-        for field in _BODIES:
-            children = getattr(node, field, None)
+        for field, conditional in _blocks_of(node):
+            children = getattr(node, field)
             if children:
                 child_frame = inner
-                if entered and guards.conditional(node, field):
+                if conditional:
                     child_frame = _Frame(
                         inner.scope,
                         inner.body,
@@ -352,7 +352,25 @@ def _walk(tree: ast.Module, local_imports: list[ast.stmt]) -> Iterator[tuple[ast
                         (*inner.path, (node, field)),
                         inner.function,
                     )
-                stack.extend(reversed(_after_early_exits(children, child_frame, imports)))
+                extend(reversed(_after_early_exits(children, child_frame, imports)))
+
+
+_YIELDED = frozenset((ast.Raise, ast.Assert, ast.Expr, ast.Return))
+# by kind of node: its statement lists (in _BODIES's order), each with whether it puts a
+# condition on what it holds (guards.conditional: the same for every node of a kind)
+_BLOCKS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_UNCONDITIONAL = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _blocks_of(node: ast.AST) -> tuple[tuple[str, bool], ...]:
+    kind = type(node)
+    found = _BLOCKS.get(kind)
+    if found is None:
+        plain = kind in _UNCONDITIONAL
+        fields = [field for field in _BODIES if field in kind._fields]
+        found = tuple((f, not plain and guards.conditional(node, f)) for f in fields)
+        _BLOCKS[kind] = found
+    return found
 
 
 def _is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
