@@ -263,7 +263,8 @@ class Ranking:
             self._held = None
         if had:  # gone, or the same id with other features (a guard changed, say)
             self._forget(sorted(had))
-        self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
+        if moved:
+            self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
         if len(self._recs) >= _PENDING:
             self._flush()
 
