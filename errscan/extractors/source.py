@@ -19,7 +19,9 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class Source:
     """One file's text: its lines as Python numbers them, and node segments."""
 
-    __slots__ = ("_encoded", "_walrus_lines", "lines", "path", "shown_lines", "text")
+    __slots__ = (
+        "_encoded", "_expressions", "_walrus_lines", "lines", "path", "shown_lines", "text",
+    )  # fmt: skip
 
     def __init__(self, text: str, path: str = "mod.py", shown: str | None = None) -> None:
         """`shown`: the file as written, where `text` is a rewrite of it, line for line."""
@@ -31,6 +33,9 @@ class Source:
             self.shown_lines = _split(shown)
         self._encoded: dict[int, bytes] = {}
         self._walrus_lines: list[int] | None = None
+        # expression's answers by node (held, so no other node takes its id meanwhile):
+        # a guard's test, a raised call's message, asked again for each site they reach
+        self._expressions: dict[tuple[int, bool], tuple[ast.AST, str]] = {}
 
     def _line_bytes(self, lineno: int) -> bytes:
         """Line `lineno` (1-based) as UTF-8: ast column offsets count UTF-8 bytes."""
@@ -107,6 +112,15 @@ class Source:
         the same tree: positions inside f-strings were unreliable before Python 3.12);
         otherwise the canonical `ast.unparse` form.
         """
+        key = (id(node), verify)
+        found = self._expressions.get(key)
+        if found is not None and found[0] is node:
+            return found[1]
+        text = self._expression(node, verify)
+        self._expressions[key] = (node, text)
+        return text
+
+    def _expression(self, node: ast.AST, verify: bool) -> str:
         if (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Name)
