@@ -40,8 +40,8 @@ def summarize(
     `partial`: what a class's __init__ and __str__ make (ClassInfo's fields but its
     name, bases, docstring and constants) is read only where the class may be an
     exception's, as its file tells (exception_like_classes), and the calls of the
-    factories that build what looks like an exception or is no class (another factory):
-    the rest are `deferred`, the summary `partial`. Most files' classes (models, views,
+    factories that build what is named as an exception (_may_be_raised): the rest are
+    `deferred`, the summary `partial`. Most files' classes (models, views,
     forms) never need them; what linking needs of the rest it reads by summarizing the
     file whole (index.Index._completed).
     """
@@ -76,10 +76,12 @@ def _named_as_exception(name: str) -> bool:
 
 
 def _may_be_raised(written: str) -> bool:
-    """Whether a factory's class, as written, may be an exception's: a name of one, or
-    no class name at all (another factory, `self.error`)."""
+    """Whether what a factory builds, as written, is named as an exception's class is.
+    What another factory builds (`return self._error(msg)`, `return make(msg)`: most
+    are no exception's, as Django's `return self.filter(...)`), linking reads where a
+    site raises it (index.Index._factory_facts)."""
     name = written.split("[", 1)[0].rsplit(".", 1)[-1]
-    return not looks_like_class_name(name) or _named_as_exception(name)
+    return _named_as_exception(name)
 
 
 def exception_like_classes(tree: ast.Module) -> set[str]:

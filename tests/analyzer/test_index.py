@@ -286,12 +286,14 @@ _DEFERRED = {
     ),
     "pkg/factories.py": (
         "from .errors import Undescribed\ndef gone(thing):\n    return Undescribed(thing)\n"
+        "def again(thing):\n    return gone(thing)\n"  # a factory of a factory
     ),
     "pkg/use.py": (
         "from .errors import Undescribed\n"
-        "from .factories import gone\n"
+        "from .factories import again, gone\n"
         "def f(x):\n    raise Undescribed(x)\n"
         "def g(y):\n    raise gone(y)\n"
+        "def h(z):\n    raise again(z)\n"
     ),
 }
 
@@ -337,6 +339,7 @@ def test_partial_summaries_link_as_whole_ones_completing_what_is_read() -> None:
     assert messages == {
         "f": "{x} is not described",  # the mixin's __init__
         "g": "{y} is not described",  # and the factory's call of the class
+        "h": None,  # a factory's factory: its class not followed, whole or partial
         "Field.clean": "Enter a valid value.",  # the class dict of the method's class
     }
 
@@ -356,7 +359,7 @@ def test_details_that_cannot_be_read_again_are_unknown_not_guessed() -> None:
     used = scan_file("pkg/use.py", _DEFERRED["pkg/use.py"], 2, partial=True)
     records = link.link(used.sites, "", "", lambda _f, _l: None, index)
     assert [(r.function, r.message, r.message_source) for r in records] == [
-        ("f", None, "unresolved"), ("g", None, "unresolved"),
+        ("f", None, "unresolved"), ("g", None, "unresolved"), ("h", None, "unresolved"),
     ]  # fmt: skip
 
 
