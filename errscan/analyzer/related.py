@@ -28,9 +28,9 @@ groups done. Where most records are to rank (a first scan), the workers read the
 themselves, from a copy of the tables: the scan's own are in its uncommitted
 transaction, which no other connection sees. A first ranking of up to _HELD records
 (a state's first scan) is one group, read from memory rather than the tables
-(held_ranker) and ranked in this process, or, where a scan spreads its linking over the pool
-(fanout.py), by the workers a few files at a time (Ranker); the tables are still
-written, for the scans after it.
+(held_ranker) and ranked in this process, or, where a scan spreads its linking over the
+pool (fanout.py), in a process of its own forked as the first pass ends
+(fanout.RankApart); the tables are still written, for the scans after it.
 """
 
 from __future__ import annotations
