@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from errscan import background
 from errscan.analyzer import cache, link, output, related, scan
 from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import HeldTable, Index, StoredSummary
@@ -87,6 +88,7 @@ class RankApart:
     def __init__(self, ranker: Callable[[], related.Ranker]) -> None:
         import multiprocessing  # here: a warm replay never forks
 
+        background.wait()  # as a pool's start does: no thread of ours runs as it forks
         context = multiprocessing.get_context("fork")
         self._lists, sent = context.Pipe(duplex=False)
         # a daemon: an interrupted scan's exit ends it, as it ends the pool's workers
