@@ -283,8 +283,8 @@ class Ranking:
         if not self._fresh:
             self._db.executemany(
                 "INSERT OR IGNORE INTO old_df "
-                "SELECT ?1, COALESCE((SELECT n FROM df WHERE word = ?1), 0)",
-                [(w,) for w in words],
+                "SELECT :w, COALESCE((SELECT n FROM df WHERE word = :w), 0)",
+                [{"w": w} for w in words],
             )
         self._db.executemany(
             "INSERT INTO df VALUES (?, ?) ON CONFLICT (word) DO UPDATE SET n = n + excluded.n",
@@ -687,7 +687,9 @@ def _shared(counts: Mapping[str, int]) -> dict[str, tuple[int, str]]:
 def _weights(words: list[str], weight: dict[str, float]) -> dict[str, float]:
     """A record's words' weights, scaled to a unit vector."""
     raw = {w: weight.get(w) or _weight(1) for w in words}
-    norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
+    # fsum: exactly rounded, so the same on every Python (3.12's sum() compensates, and
+    # a last bit of difference reorders lists whose candidates score alike)
+    norm = math.sqrt(math.fsum(v * v for v in raw.values())) or 1.0
     return {w: v / norm for w, v in raw.items()}
 
 

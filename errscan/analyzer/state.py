@@ -278,9 +278,9 @@ class State:
         reason = None if error is None else json.dumps([error.reason, error.transient])
         self.db.execute(
             "INSERT OR REPLACE INTO file VALUES "
-            "(?1, ?2, (SELECT names FROM now WHERE path = ?1), ?3, ?4, ?5)",
-            (entry.path, sha, block, count, reason),
-        )
+            "(:path, :sha, (SELECT names FROM now WHERE path = :path), :block, :count, :error)",
+            {"path": entry.path, "sha": sha, "block": block, "count": count, "error": reason},
+        )  # named: Python 3.12 deprecates numbered placeholders given a sequence (3.14 refuses)
         if not self.fresh or entry.path in self._kept:  # a first scan's file: none yet
             self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
         self._kept.add(entry.path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -171,3 +172,14 @@ def test_a_list_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
     assert related._json_list(["0123456789abcdef", "fedcba9876543210"]) == json.dumps(
         ["0123456789abcdef", "fedcba9876543210"]
     )
+
+
+def test_a_record_s_weights_are_the_same_on_every_python() -> None:
+    """Its norm is summed exactly (math.fsum): a plain sum() drops the small squares
+    here on Python 3.11 and keeps them on 3.12, and a last bit of difference reorders a
+    list whose candidates score alike."""
+    words = ["a", "b", "c", "d", "e"]
+    weights = {"a": 1.0, "b": 1e-8, "c": 1e-8, "d": 1e-8, "e": 1e-8}
+    norm = math.sqrt(math.fsum(weights[w] ** 2 for w in words))
+    assert norm != 1.0  # what a plain left-to-right sum gives
+    assert related._weights(words, weights) == {w: v / norm for w, v in weights.items()}

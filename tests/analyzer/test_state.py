@@ -342,3 +342,19 @@ def test_a_new_state_is_written_once_and_kept_with_a_log_after(
     kept = sqlite3.connect(path)
     assert kept.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     kept.close()
+
+
+def test_sql_names_its_placeholders_or_numbers_none() -> None:
+    """No `?1` in errscan's SQL: Python 3.12's sqlite3 deprecates numbered placeholders
+    given a sequence of values, and 3.14 refuses them (named ones take a dict)."""
+    import ast
+    import re
+
+    numbered = re.compile(r"\?\d")
+    found = []
+    for path in sorted(Path(errscan.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if numbered.search(node.value) and re.search(r"\b(SELECT|INSERT)\b", node.value):
+                    found.append(f"{path.name}:{node.lineno}")
+    assert not found
