@@ -58,7 +58,11 @@ def parse(data: bytes | str, path: str) -> Parsed | FileError:
         first_error = exc
     except (ValueError, RecursionError) as exc:
         return FileError(path, f"cannot parse: {_one_line(exc) or type(exc).__name__}")
-    except MemoryError:  # the machine's state, not the file's: never kept
+    except MemoryError as exc:
+        if _STACK_OVERFLOW in str(exc):  # the file's own depth (Python 3.12 says so)
+            return FileError(path, "cannot parse: too deeply nested for Python's parser")
+        # the machine's state, not the file's: never kept (3.10 and 3.11 raise it bare
+        # for a parser stack overflow too)
         return FileError(path, "cannot parse: out of memory", transient=True)
     failure, transient = "", False
     try:
@@ -74,6 +78,9 @@ def parse(data: bytes | str, path: str) -> Parsed | FileError:
     where = f" (line {first_error.lineno})" if first_error.lineno else ""
     hint = " (Python 2 code?)" if _python2(text) else ""
     return FileError(path, f"syntax error{where}: {first_error.msg}{hint}{failure}", transient)
+
+
+_STACK_OVERFLOW = "Parser stack overflowed"  # CPython's MemoryError past its parser's depth
 
 
 def _ast_parse(text: str, path: str) -> ast.Module:

@@ -10,14 +10,16 @@ from errscan.analyzer import isolated
 from errscan.analyzer.scan import scan_file
 
 PEP701 = 'x = f"{"a"}"\n'
-CRASHER = PEP701 + "y = " + "not " * 10_000 + "z\n"  # 40 KB that crash LibCST's parser
+# syntax no Python before 3.14 reads, so the file goes to LibCST on every one errscan runs on
+PEP758 = "try:\n    pass\nexcept KeyError, ValueError:\n    pass\n"
+CRASHER = PEP758 + "y = " + "not " * 10_000 + "z\n"  # 40 KB that crash LibCST's parser
 
 
 def test_a_file_that_crashes_libcst_is_a_file_error_and_the_next_file_is_read() -> None:
     crashed = scan_file("crash.py", CRASHER.encode(), 2)
     assert crashed.error is not None and not crashed.error.transient
     assert "LibCST crashed (SIG" in crashed.error.reason
-    fine = scan_file("ok.py", (PEP701 + "raise ValueError(f'{x}!')\n").encode(), 2)
+    fine = scan_file("ok.py", (PEP758 + "raise ValueError(f'{x}!')\n").encode(), 2)
     assert fine.error is None and [s.message for s in fine.sites] == ["{x}!"]
 
 

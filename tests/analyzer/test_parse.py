@@ -134,3 +134,33 @@ def test_an_f_string_no_older_python_can_spell_costs_only_its_own_message() -> N
         assert records[1].message_expr == 'f"commented { x # the value }"'
     else:
         assert records[0].message == "joined: {'\\n'.join(items)}"
+
+
+@pytest.mark.parametrize(
+    ("raised", "reason", "transient"),
+    [
+        # Python 3.12 and later, past the parser's depth: the file's own, kept
+        (MemoryError("Parser stack overflowed - Python source too complex to parse"),
+         "cannot parse: too deeply nested for Python's parser", False),
+        # out of memory (and, on 3.10 and 3.11, a bare stack overflow): never kept
+        (MemoryError(), "cannot parse: out of memory", True),
+    ],
+)  # fmt: skip
+def test_a_parser_stack_overflow_is_the_file_s_error_and_memory_running_out_is_not(
+    monkeypatch: pytest.MonkeyPatch, raised: MemoryError, reason: str, transient: bool
+) -> None:
+    def failing(_text: str, _path: str) -> None:
+        raise raised
+
+    monkeypatch.setattr(parse_stage, "_ast_parse", failing)
+    assert parse(b"x = 1\n", "m.py") == FileError("m.py", reason, transient)
+
+
+def test_a_file_nested_past_the_parser_s_depth_is_an_error_of_its_own() -> None:
+    """`not not ... x` 10,000 deep: what this Python's parser says, one file's error."""
+    found = parse(("y = " + "not " * 10_000 + "z\n").encode(), "deep.py")
+    assert isinstance(found, FileError)
+    if sys.version_info >= (3, 12):
+        assert found == FileError("deep.py", "cannot parse: too deeply nested for Python's parser")
+    else:  # a bare MemoryError, which may as well be the machine's
+        assert found == FileError("deep.py", "cannot parse: out of memory", transient=True)
