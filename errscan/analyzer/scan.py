@@ -430,6 +430,8 @@ class Scanner:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._store = store
+        # a retired pool's thread, which shutdown(wait=False) lets go of: joined later
+        self._retiring: threading.Thread | None = None
         if jobs > 1:
             self._start()
 
@@ -452,18 +454,24 @@ class Scanner:
         """Let the workers end, for `restart` to replace them: meanwhile the pool takes
         no work."""
         if self._pool is not None:
+            # the pool forgets its manager thread as it shuts down without waiting: kept
+            # here, so that wait_retired can wait for it (its end is the pool's threads')
+            self._retiring = getattr(self._pool, "_executor_manager_thread", None)
             self._pool.shutdown(wait=False)
 
     def wait_retired(self) -> None:
-        """After `retire`: wait for the workers' end, and for the pool's threads'."""
+        """Wait for the workers' end, and for the pool's threads' (after `retire` too)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        if self._retiring is not None:
+            self._retiring.join()
+            self._retiring = None
 
     def restart(self) -> None:
         """Fresh workers, forked from this process as it is now (holding what the main
         process set up since the pool started), once the old ones have ended."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self.wait_retired()
             self._start()
 
     @property

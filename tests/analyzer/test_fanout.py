@@ -130,6 +130,28 @@ def test_a_first_ranking_too_large_to_hold_is_ranked_by_fresh_workers(
     assert in_pool == [True] and not contexts
 
 
+@pytest.mark.usefixtures("pooled")
+def test_no_thread_runs_as_a_first_scan_forks(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool's workers, the ranking process and the linking workers are each forked
+    with this process's main thread alone (a thread holding a lock then would leave
+    the child that lock, held forever): a retired pool's threads are waited for."""
+    import threading
+
+    others: list[list[str]] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        others.append([t.name for t in threading.enumerate() if t is not threading.main_thread()])
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+    _jsonl(basic_repo, jobs=2)
+    assert len(others) >= 5  # 2 scanning workers, the ranking process, 2 linking workers
+    assert others == [[]] * len(others)
+
+
 def _dies(*_args: object) -> None:
     """A ranking process killed before it sent its lists."""
     os._exit(9)
