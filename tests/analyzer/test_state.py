@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import re
 import sqlite3
 from collections.abc import Generator
 from pathlib import Path
@@ -348,13 +349,16 @@ def test_sql_names_its_placeholders_or_numbers_none() -> None:
     """No `?1` in errscan's SQL: Python 3.12's sqlite3 deprecates numbered placeholders
     given a sequence of values, and 3.14 refuses them (named ones take a dict)."""
     import ast
-    import re
 
     numbered = re.compile(r"\?\d")
     found = []
     for path in sorted(Path(errscan.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if numbered.search(node.value) and re.search(r"\b(SELECT|INSERT)\b", node.value):
-                    found.append(f"{path.name}:{node.lineno}")
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            if numbered.search(node.value) and _SQL.search(node.value):
+                found.append(f"{path.name}:{node.lineno}")
     assert not found
+
+
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b")
