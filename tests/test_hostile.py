@@ -19,6 +19,7 @@ import pytest
 
 import errscan
 from errscan.analyzer import scan
+from tests.analyzer.test_isolated import CRASHER
 from tests.support import (
     build_repo,
     commit_all,
@@ -189,7 +190,7 @@ ONE_LINERS = {
     "tokens.py": 'raise ValueError(("\\x0099\\x00" + x).strip())\n',
     "surrogate.py": 'raise ValueError("\\ud800")\n',
     "wide.py": 'raise ValueError(f"{1:100000000}")\n',
-    "crash.py": 'x = f"{"a"}"\ny = ' + "not " * 10_000 + "z\n",
+    "crash.py": CRASHER,  # syntax newer than any Python errscan runs on: LibCST reads it
 }
 
 
