@@ -302,89 +302,71 @@ class Scan:
         entries = self._entries
         # made after the first pass: the pool's workers, forked there, need no index
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
-        apart = None
-        if kept.fresh:
-            # a first scan: every file is new (as `changed` will give them), and the
-            # ranking needs nothing of the plan, so its records go in now
-            pooled = self._blocks_only and scanner.pooled and len(entries) <= fanout.MAX_FILES
-            if pooled:
-                scanner.retire()  # its workers end meanwhile
-            for path, ranked in scan_stage.features(entries, results, self.repo, repair, fresh):
-                kept.ranking.add(path, ranked)
-            if pooled and kept.ranking.held:
-                scanner.wait_retired()  # no thread of the pool runs as the ranker forks
-                apart = fanout.RankApart(kept.ranking.held_ranker)
-            elif pooled:  # too many records to hold: the pool ranks them, as on later scans
-                scanner.restart()
-        try:
-            yield from self._planned(read, results, kept, scanner, fresh, repair, apart)
-        finally:
-            if apart is not None:
-                apart.close()
-
-    def _planned(
-        self,
-        read: scan_stage.Reader,
-        results: cache.ResultCache,
-        kept: state.State,
-        scanner: scan_stage.Scanner,
-        fresh: scan_stage.Features,
-        repair: scan_stage.Repair,
-        apart: fanout.RankApart | None,
-    ) -> Iterator[_Done]:
-        """The rest of the second pass: `apart`, a first ranking under way, whose files
-        the pool's workers link."""
-        entries = self._entries
-        portions = index_stage.namespaces(
-            index_stage.namespace_candidates(entries),
-            lambda folder: (p for p in entries.paths() if p.startswith(f"{folder}/")),
-            lambda path: repair.summary(path).imports,
-        )
-        modules = index_stage.ModuleTable(entries, portions)
-        index = index_stage.Index(modules, repair.summary, kept.defined, repair.complete)
-        plan = kept.plan(
-            lambda path, text: index.defines(path, *state.names_of(text)),
-            anew=kept.namespaces_changed(portions),  # then module names may have changed
-        )
-        kept.ranking.remove(plan.removed)
-        kept.forget(plan.removed)
-        if not kept.fresh:  # a first scan's went in before the plan
-            todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
-            for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
-                kept.ranking.add(path, ranked)
-        if apart is not None:
-            yield from self._link_in_pool(
-                read, results, kept, scanner, modules, index, repair, apart
+        with contextlib.ExitStack() as ends:  # ends the ranking process, whatever happens
+            apart = None
+            if kept.fresh:
+                # a first scan: every file is new (as `changed` will give them), and the
+                # ranking needs nothing of the plan, so its records go in now
+                pooled = self._blocks_only and scanner.pooled and len(entries) <= fanout.MAX_FILES
+                if pooled:
+                    scanner.retire()  # its workers end meanwhile
+                for path, ranked in scan_stage.features(entries, results, self.repo, repair, fresh):
+                    kept.ranking.add(path, ranked)
+                if pooled and kept.ranking.held:
+                    scanner.wait_retired()  # no thread of the pool runs as the ranker forks
+                    apart = ends.enter_context(fanout.RankApart(kept.ranking.held_ranker))
+                elif pooled:  # too many records to hold: the pool ranks them, as on later scans
+                    scanner.restart()
+            portions = index_stage.namespaces(
+                index_stage.namespace_candidates(entries),
+                lambda folder: (p for p in entries.paths() if p.startswith(f"{folder}/")),
+                lambda path: repair.summary(path).imports,
             )
-            return
-        kept.ranking.settle()
-        if not plan.relink_all:
-            kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
-        # ranked in the pool while this process links: a file's lists are written before
-        # it is linked, and a file whose lists changed is linked again
-        # with a pool, the workers read most groups from a copy of the tables
-        import tempfile  # here: a warm replay never needs it
+            modules = index_stage.ModuleTable(entries, portions)
+            index = index_stage.Index(modules, repair.summary, kept.defined, repair.complete)
+            plan = kept.plan(
+                lambda path, text: index.defines(path, *state.names_of(text)),
+                anew=kept.namespaces_changed(portions),  # then module names may have changed
+            )
+            kept.ranking.remove(plan.removed)
+            kept.forget(plan.removed)
+            if not kept.fresh:  # a first scan's went in before the plan
+                todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
+                for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
+                    kept.ranking.add(path, ranked)
+            if apart is not None:
+                yield from self._link_in_pool(
+                    read, results, kept, scanner, modules, index, repair, apart
+                )
+                return
+            kept.ranking.settle()
+            if not plan.relink_all:
+                kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
+            # ranked in the pool while this process links: a file's lists are written before
+            # it is linked, and a file whose lists changed is linked again
+            # with a pool, the workers read most groups from a copy of the tables
+            import tempfile  # here: a warm replay never needs it
 
-        scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
-        ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
+            scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
+            ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
 
-        def relinked() -> Iterator[tuple[files_stage.BlobEntry, bool]]:
-            marks = None if plan.relink_all else kept.redone(entries.paths())
-            for entry in entries:
-                marked = True if marks is None else next(marks)
-                yield entry, ranking.through(entry.path) or marked
+            def relinked() -> Iterator[tuple[files_stage.BlobEntry, bool]]:
+                marks = None if plan.relink_all else kept.redone(entries.paths())
+                for entry in entries:
+                    marked = True if marks is None else next(marks)
+                    yield entry, ranking.through(entry.path) or marked
 
-        decided, ahead = itertools.tee(relinked())  # linked ahead reads a chunk ahead
-        linked = scan_stage.stored((entry for entry, redo in ahead if redo), results, repair)
-        for entry, redo in decided:
-            if redo:
-                done = self._link(entry, next(linked), index, kept)
-            else:
-                found = kept.kept(entry.path)
-                block = state.unmark_commit(found.block, self.commit)
-                done = _Done(None, block, found.count, found.error)
-            yield self._counted(done)
-        ranking.finish()
+            decided, ahead = itertools.tee(relinked())  # linked ahead reads a chunk ahead
+            linked = scan_stage.stored((entry for entry, redo in ahead if redo), results, repair)
+            for entry, redo in decided:
+                if redo:
+                    done = self._link(entry, next(linked), index, kept)
+                else:
+                    found = kept.kept(entry.path)
+                    block = state.unmark_commit(found.block, self.commit)
+                    done = _Done(None, block, found.count, found.error)
+                yield self._counted(done)
+            ranking.finish()
 
     def _link_in_pool(
         self,

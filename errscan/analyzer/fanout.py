@@ -107,6 +107,12 @@ class RankApart:
             self.close()
         return updates
 
+    def __enter__(self) -> RankApart:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """End the process, done or not (an interrupted scan), and wait for its end."""
         if not self._lists.closed:
