@@ -76,10 +76,10 @@ def _named_as_exception(name: str) -> bool:
 
 
 def _may_be_raised(written: str) -> bool:
-    """Whether what a factory builds, as written, is named as an exception's class is.
-    What another factory builds (`return self._error(msg)`, `return make(msg)`: most
-    are no exception's, as Django's `return self.filter(...)`), linking reads where a
-    site raises it (index.Index._factory_facts)."""
+    """Whether a factory builds, as written, a class named as an exception's. What it
+    builds through another call (`return self._error(msg)`, `return make(msg)`: mostly
+    no exception, as Django's `return self.filter(...)`) linking reads where a site
+    raises it (index.Index._factory_facts)."""
     name = written.split("[", 1)[0].rsplit(".", 1)[-1]
     return _named_as_exception(name)
 
