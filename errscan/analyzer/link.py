@@ -18,7 +18,7 @@ from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import trigger
 from errscan.extractors.exception import RAISED_BEFORE, looks_like_class_name
 from errscan.extractors.message import DEFAULT, PLACEHOLDER, inline, literal_value, merge, template
-from errscan.extractors.source import Source
+from errscan.extractors.source import Source, canonical
 from errscan.extractors.summary import (
     CLASS_CONSTANT,
     CLASS_NAME,
@@ -544,7 +544,7 @@ def _as_reraise(site: Site) -> Site:
         except (SyntaxError, ValueError):
             kinds = None
         elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds] if kinds else []
-        caught = tuple(ast.unparse(e) for e in elts)
+        caught = tuple(canonical(e) for e in elts)
     return dataclasses.replace(
         site,
         kind="reraise",
@@ -1032,7 +1032,7 @@ def _tuple_items(text: str) -> list[str] | None:
         isinstance(item, ast.Starred) for item in node.elts
     ):
         return None
-    return [ast.get_source_segment(text.strip(), item) or ast.unparse(item) for item in node.elts]
+    return [ast.get_source_segment(text.strip(), item) or canonical(item) for item in node.elts]
 
 
 _SPECIAL: dict[str, Callable[[list[str], dict[str, str]], tuple[MessagePart, ...] | None]] = {

@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 # Python ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also splits
 # at \f, \v, \x1c.. and would shift every line number after one).
@@ -131,7 +133,7 @@ class Source:
         text = self.segment(node)
         if text is not None and "\n" not in text and (not verify or _same_tree(text, node)):
             return text
-        return ast.unparse(node).replace(OPAQUE, "")
+        return canonical(node).replace(OPAQUE, "")
 
 
 def unparse(node: ast.AST) -> str:
@@ -145,7 +147,60 @@ def unparse(node: ast.AST) -> str:
     if isinstance(inner, ast.Name):
         names.append(inner.id)
         return ".".join(reversed(names))
-    return ast.unparse(node)
+    return canonical(node)
+
+
+_Unparser: Any = getattr(ast, "_Unparser")  # noqa: B009  # private: not in typeshed
+
+
+class _Canonical(_Unparser):  # type: ignore[misc]
+    """ast.unparse as Python 3.11 to 3.13 write an expression, on 3.10 too (whose own
+    writes a comprehension's tuple target in parentheses, and `lambda : x`): a record's
+    placeholders, and so its id, are the same on every Python errscan runs on."""
+
+    def visit_Tuple(self, node: ast.Tuple) -> None:
+        bare = self.get_precedence(node) <= self._tuple  # a target: `for k, v in`
+        with self.delimit_if("(", ")", not node.elts or not bare):
+            self.items_view(self.traverse, node.elts)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.write(" async for " if node.is_async else " for ")
+        self.set_precedence(self._tuple, node.target)
+        self.traverse(node.target)
+        self.write(" in ")
+        self.set_precedence(self._test.next(), node.iter, *node.ifs)
+        self.traverse(node.iter)
+        for if_clause in node.ifs:
+            self.write(" if ")
+            self.traverse(if_clause)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        with self.require_parens(self._test, node):
+            params = node.args
+            if (
+                params.posonlyargs
+                or params.args
+                or params.vararg
+                or params.kwonlyargs
+                or params.kwarg
+            ):
+                self.write("lambda ")
+                self.traverse(params)
+            else:
+                self.write("lambda")
+            self.write(": ")
+            self.set_precedence(self._test, node.body)
+            self.traverse(node.body)
+
+    _tuple = getattr(ast, "_Precedence").TUPLE  # noqa: B009
+    _test = getattr(ast, "_Precedence").TEST  # noqa: B009
+
+
+def canonical(node: ast.AST) -> str:
+    """The canonical source of an expression (ast.unparse's, the same on every Python)."""
+    if sys.version_info >= (3, 11):
+        return ast.unparse(node)
+    return str(_Canonical().visit(node))
 
 
 # a name of a raising helper's body put into a caller's site, which no lookup in the
