@@ -224,7 +224,7 @@ class FileSummary:
     `aliases`: (name, dotted name as written) of a module's `ConnectionError =
     ProtocolError`, a class's other name (urllib3's).
     `partial`: some classes are `deferred`, and factory_calls holds only the factories
-    that build what looks like an exception (summarize's `partial`).
+    that build a class named as an exception's (summarize's `partial`).
     """
 
     imports: tuple[Import, ...] = ()

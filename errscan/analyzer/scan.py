@@ -529,8 +529,7 @@ class Scanner:
                 # parsed, and its memory would creep up with the repository's size
                 while pending:
                     yield from _drain(pending.popleft())
-                self._pool.shutdown(wait=True)
-                self._start()
+                self.restart()
             assert self._pool is not None
             work = [(f.path, f.sha, f.data) for f in batch]
             pending.append(

@@ -501,14 +501,11 @@ def _classes(
     """Each class of _class_defs, with details where `detailed` (qualnames) holds it or
     is None, else deferred."""
     for qualname, stmt in defs:
+        bases = tuple(src.expression(base) for base in stmt.bases)
+        doc = _first_paragraph(ast.get_docstring(stmt))
+        kept = _class_constants(constants.classes.get(qualname, {}))
         if detailed is not None and qualname not in detailed:
-            yield ClassInfo(
-                qualname=qualname,
-                bases=tuple(src.expression(base) for base in stmt.bases),
-                doc=_first_paragraph(ast.get_docstring(stmt)),
-                constants=_class_constants(constants.classes.get(qualname, {})),
-                deferred=True,
-            )
+            yield ClassInfo(qualname, bases, doc, constants=kept, deferred=True)
             continue
         init = _method(stmt, "__init__")
         # __init__'s own code, walked once for what several readers look for in it
@@ -523,15 +520,15 @@ def _classes(
             others = tuple(_or_default(other, defaults) for other in others)
         yield ClassInfo(
             qualname=qualname,
-            bases=tuple(src.expression(base) for base in stmt.bases),
-            doc=_first_paragraph(ast.get_docstring(stmt)),
+            bases=bases,
+            doc=doc,
             init_params=params,
             init_parts=parts,
             init_candidates=others,
             from_str=found is not None,
             super_args=_super_args(init, init_nodes, src),
             plain_args=init is not None and _plain_args(stmt, init_nodes),
-            constants=_class_constants(constants.classes.get(qualname, {})),
+            constants=kept,
             caller_set=_caller_set(init, init_nodes),
             init_defaults=tuple(sorted(defaults.items())),
         )
