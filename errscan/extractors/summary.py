@@ -519,9 +519,9 @@ def _classes(
             parts = _or_default(parts, defaults)
             others = tuple(_or_default(other, defaults) for other in others)
         yield ClassInfo(
-            qualname=qualname,
-            bases=bases,
-            doc=doc,
+            qualname,
+            bases,
+            doc,
             init_params=params,
             init_parts=parts,
             init_candidates=others,
