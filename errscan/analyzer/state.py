@@ -7,6 +7,12 @@ resolved through, and the related-errors tables (related.py). A scan
 holds its lineage's write lock from planning to its last record and commits at the
 end: another errscan scanning the same lineage meanwhile works in a private state, and
 a scan cut short leaves the last one as it was.
+
+A state is written without waiting on the disk (SQLite's synchronous=OFF) where the
+machine says which boot it runs (Linux's boot id): what one process writes, every
+later one reads back until the operating system stops, crash or not, and a state
+written in another boot, whose last writes may never have reached the disk, is not
+trusted but made anew. Elsewhere a commit waits for the disk, as SQLite's default.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from errscan.analyzer import related
 from errscan.analyzer.files import BlobEntry
 from errscan.models import FileError
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3  # 3: the boot it was made in (meta `boot`)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS file (
@@ -359,13 +365,15 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
             path or "", timeout=wait, isolation_level=None, check_same_thread=False
         )
         try:
+            if path is not None and not new and not _trusted(db):
+                raise sqlite3.DatabaseError("written in another boot, never synced")
             if (
                 path is not None
                 and not new
                 and db.execute("PRAGMA journal_mode").fetchone()[0] != "wal"
             ):
                 db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(f"PRAGMA synchronous={'NORMAL' if _boot() is None else 'OFF'}")
             # pages cached (SQLite's default: 2 MB a schema): 1 MB of the kept tables,
             # 256 KB of this scan's own (`now`), which are read in order; past that the
             # operating system's file cache serves, and memory stops growing at a few
@@ -381,6 +389,8 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
                 for statement in (_SCHEMA + related.SCHEMA).split(";"):
                     if statement.strip():
                         db.execute(statement)
+                if _boot() is not None:  # then no commit of this file waits for the disk
+                    db.execute("INSERT INTO meta VALUES ('boot', ?)", (_boot(),))
                 db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
                 db.execute("COMMIT")
             return db
@@ -391,10 +401,39 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
             db.close()
             if attempt or path is None:
                 raise
-            path.unlink(missing_ok=True)  # not a database: start a new one
+            path.unlink(missing_ok=True)  # not a database, or damaged: start a new one
             for suffix in ("-wal", "-shm", "-journal"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
     raise AssertionError("unreachable")
+
+
+def _trusted(db: sqlite3.Connection) -> bool:
+    """Whether a state file can be read as written: its commits waited for the disk (no
+    boot id here), it is of an older layout (made anew anyway), or it was made in this
+    boot (whose id the file has held since it was made)."""
+    boot = _boot()
+    if boot is None or db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+        return True
+    try:
+        found = db.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: not a state of this layout
+        return False
+    return found is not None and found[0] == boot  # none: a torn write
+
+
+_BOOT_ID = "/proc/sys/kernel/random/boot_id"  # Linux: new at each boot of the kernel
+_boots: list[str | None] = []
+
+
+def _boot() -> str | None:
+    """This boot's id, where the system has one, read once."""
+    if not _boots:
+        try:
+            with open(_BOOT_ID, encoding="ascii") as found:
+                _boots.append(found.read().strip() or None)
+        except (OSError, ValueError):
+            _boots.append(None)
+    return _boots[0]
 
 
 def usage(cache_root: Path) -> tuple[int, int]:

@@ -257,6 +257,99 @@ def test_a_damaged_state_is_made_anew(basic_repo: Path, _private_cache: Path) ->
     _fresh_and_incremental(basic_repo)
 
 
+def _boot_of(path: Path) -> str | None:
+    db = sqlite3.connect(path)
+    try:
+        found = db.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()
+    finally:
+        db.close()
+    return None if found is None else str(found[0])
+
+
+def _synchronous(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The synchronous setting of each state connection made from now on."""
+    seen: list[int] = []
+    connect = state._connect
+
+    def noting(path: Path | None, wait: float) -> sqlite3.Connection:
+        db = connect(path, wait)
+        if path is not None:
+            seen.append(db.execute("PRAGMA synchronous").fetchone()[0])
+        return db
+
+    monkeypatch.setattr(state, "_connect", noting)
+    return seen
+
+
+@pytest.mark.parametrize("recorded", ["0f6a-another-boot", None])
+def test_a_state_not_made_in_this_boot_is_made_anew(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, recorded: str | None
+) -> None:
+    """A state is written without waiting for the disk, so one made in another boot (an
+    operating system's crash may have lost its last writes) or that does not say its
+    boot (a torn write) is not read: the rescan starts afresh, as a first scan."""
+    monkeypatch.setattr(state, "_boots", ["a1b2-this-boot"])
+    seen = _synchronous(monkeypatch)
+    errscan.extract(str(basic_repo))
+    (path,) = (_private_cache / "state").glob("*.sqlite")
+    assert _boot_of(path) == "a1b2-this-boot"
+    assert seen == [0]  # OFF: no commit waits for the disk
+    db = sqlite3.connect(path, isolation_level=None)
+    if recorded is None:
+        db.execute("DELETE FROM meta WHERE key = 'boot'")
+    else:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'boot'", (recorded,))
+    db.close()
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    fresh_states: list[bool] = []
+    real = state.State.__init__
+
+    def noting(self: state.State, db: sqlite3.Connection) -> None:
+        real(self, db)
+        fresh_states.append(self.fresh)
+
+    monkeypatch.setattr(state.State, "__init__", noting)
+    _fresh_and_incremental(basic_repo)
+    assert fresh_states[0] is True  # the rescan found nothing kept
+    assert _boot_of(path) == "a1b2-this-boot"
+    # made in this boot: kept, and read by the next scan
+    _fresh_and_incremental(basic_repo)
+    assert fresh_states[2] is False
+
+
+def test_without_a_boot_id_a_state_s_commits_wait_for_the_disk(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "_boots", [None])
+    seen = _synchronous(monkeypatch)
+    errscan.extract(str(basic_repo))
+    (path,) = (_private_cache / "state").glob("*.sqlite")
+    assert _boot_of(path) is None
+    assert seen == [1]  # NORMAL, SQLite's own
+    with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
+        source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
+    commit_all(basic_repo, "edit")
+    linked = _count_links(monkeypatch)
+    again = errscan.extract(str(basic_repo))
+    assert "pkg/latin.py" in linked and "pkg/engine.py" not in linked  # the state was read
+    monkeypatch.undo()
+    assert again.records == errscan.extract(str(basic_repo), use_cache=False).records
+
+
+def test_this_boot_s_id_is_read_from_the_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state, "_boots", [])
+    if os.path.exists(state._BOOT_ID):
+        with open(state._BOOT_ID, encoding="ascii") as found:
+            assert state._boot() == found.read().strip()
+    else:
+        assert state._boot() is None
+    monkeypatch.setattr(state, "_boots", [])
+    monkeypatch.setattr(state, "_BOOT_ID", "/nonexistent/boot_id")
+    assert state._boot() is None
+
+
 def test_a_busy_state_gives_a_private_one(basic_repo: Path, _private_cache: Path) -> None:
     errscan.extract(str(basic_repo))
     (kept,) = (_private_cache / "state").glob("*.sqlite")
