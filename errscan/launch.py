@@ -24,7 +24,6 @@ cannot be written) goes the full way, which is always right, and which answers e
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 
     from errscan.analyzer.repo import Commit
 
-_VERSION = 1
+_VERSION = 2  # 2: BLAKE2b names and signatures
 _FOLDER = "launches"
 KEPT = 256  # notes kept in a cache; past that, the least recently written go
 # what the environment holds that neither errscan nor git reads, and a shell changes
@@ -60,7 +59,7 @@ def fingerprint(argv: Sequence[str], cwd: str, environ: Mapping[str, str], tty: 
     text = json.dumps(
         [_VERSION, list(argv), cwd, given, tty, sys.executable, sys.version, __version__]
     )
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return build.blake2b(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def cache_root(argv: Sequence[str], environ: Mapping[str, str]) -> str:
@@ -252,10 +251,12 @@ def _holds(note: dict[str, Any], root: str) -> bool:
     path, git_dir = note["path"], note["git_dir"]
     if not os.path.isdir(path):
         return False
-    if gitcmd.discover_commit(path, note["rev"]) != (git_dir, note["sha"]):
-        return False
-    repo = gitcmd.Git(git_dir, scanned=True)
     origin, real = note["origin"], note["origin_real"]
-    if origin is not None and gitcmd.origin_url(repo) != origin:
+    found, origin_now = gitcmd.check_commit(
+        path, note["rev"], git_dir if origin is not None else None
+    )
+    if found != (git_dir, note["sha"]):
+        return False
+    if origin is not None and origin_now != origin:
         return False
     return real is None or os.path.realpath(os.path.join(git_dir, origin)) == real

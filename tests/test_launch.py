@@ -75,6 +75,48 @@ def test_a_rerun_writes_the_stored_bytes_before_click_loads(
     assert not full and piped.encode() == written and err == ""
 
 
+_LOADED = """
+import sys
+sys.argv = ["errscan", *sys.argv[1:]]
+from errscan.__main__ import main
+code = main()
+sys.stdout.flush()
+heavy = ("click", "subprocess", "hashlib", "_hashlib", "errscan.api", "errscan.cli")
+print(code, *sorted(name for name in heavy if name in sys.modules), file=sys.stderr)
+"""
+
+
+def test_a_rerun_loads_neither_click_nor_subprocess_nor_openssl(
+    basic_repo: Path, tmp_path: Path
+) -> None:
+    """What a warm rerun imports is most of its time: git is spawned without the
+    subprocess module, and digests are BLAKE2b from CPython's own module, not
+    hashlib's (which loads OpenSSL)."""
+    out = tmp_path / "records.jsonl"
+    command = [sys.executable, "-c", _LOADED, "extract", f"{basic_repo}@HEAD", "-o", str(out)]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert first.stderr.splitlines()[-1].split()[0] == "0"
+    assert "click" in first.stderr.splitlines()[-1].split()  # the full way
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert again.stderr.splitlines()[-1].split() == ["0"], again.stderr
+
+
+def test_git_commands_run_at_once_report_each_status_and_output(tmp_path: Path) -> None:
+    from errscan.analyzer import gitcmd
+
+    env = gitcmd.environment(scanned=True)
+    missing = str(tmp_path / "no-such-program")
+    answers = gitcmd.outputs(
+        [["git", "--version"], [missing], ["git", "-C", str(tmp_path), "rev-parse"]], env
+    )
+    assert answers[0] is not None and answers[0][0] == 0
+    assert answers[0][1].startswith(b"git version ")
+    assert answers[1] is None  # could not start
+    assert answers[2] is not None and answers[2][0] != 0  # not a repository
+    slow = gitcmd.outputs([["sleep", "5"]], env, timeout=0.2)
+    assert slow == [None]  # killed past its time
+
+
 def test_an_output_file_holding_the_bytes_already_is_left_as_it_is(
     basic_repo: Path, tmp_path: Path
 ) -> None:

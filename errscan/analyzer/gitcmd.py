@@ -24,13 +24,13 @@ scans in place have a configuration nobody vetted; the pins below hold for both.
 from __future__ import annotations
 
 import os
-import subprocess
 
 from errscan.errors import InputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not loaded at run time: a replayed rescan needs none of it
-    from collections.abc import Mapping
+    import subprocess
+    from collections.abc import Mapping, Sequence
     from typing import IO
 
 # Configuration given on git's command line (GIT_CONFIG_COUNT) outranks every file,
@@ -134,6 +134,8 @@ class Git:
 
     def run(self, *args: str, timeout: float | None = None) -> str:
         """Standard output of `git ARGS` as text; GitError where git fails or overruns."""
+        import subprocess  # here: a warm rerun's checks spawn git without it (outputs)
+
         try:
             done = subprocess.run(
                 self._argv(args),
@@ -155,6 +157,8 @@ class Git:
     ) -> subprocess.Popen[bytes]:
         """`git ARGS` running, its stdout (and stdin if asked) a pipe; stderr to the file
         given (never a pipe, which git could fill while we read stdout), else discarded."""
+        import subprocess
+
         try:
             return subprocess.Popen(
                 self._argv(args),
@@ -175,9 +179,33 @@ def discover(path: str) -> str | None:
 def discover_commit(path: str, rev: str) -> tuple[str, str] | None:
     """What discover(path), then rev_parse of `rev` in the repository found, give, in one
     git command: (git directory, commit sha), or None where either finds nothing."""
-    found = _rev_parse_in(
+    return _discovered(outputs([_discover_commit_argv(path, rev)], environment(scanned=True))[0])
+
+
+def check_commit(
+    path: str, rev: str, origin_of: str | None
+) -> tuple[tuple[str, str] | None, str | None]:
+    """discover_commit(path, rev), and where `origin_of` names a git directory, that
+    repository's origin remote as origin_url gives it (None where git could not
+    answer), both asked at once: a warm rerun's checks (errscan.launch)."""
+    commands = [_discover_commit_argv(path, rev)]
+    if origin_of is not None:
+        commands.append(Git(origin_of, scanned=True)._argv(_ORIGIN))
+    found, *remote = outputs(commands, environment(scanned=True))
+    if not remote or remote[0] is None:
+        return _discovered(found), None
+    status, out = remote[0]
+    return _discovered(found), out.decode("utf-8", "replace").strip() if status == 0 else ""
+
+
+def _discover_commit_argv(path: str, rev: str) -> list[str]:
+    return _rev_parse_argv(
         path, "--absolute-git-dir", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
     )
+
+
+def _discovered(answer: tuple[int, bytes] | None) -> tuple[str, str] | None:
+    found = _rev_parse_output(answer)
     # the sha is the last line (the directory's name may hold a newline)
     git_dir, _, sha = (found or "").rpartition("\n")
     return (git_dir, sha) if git_dir and sha else None
@@ -186,19 +214,109 @@ def discover_commit(path: str, rev: str) -> tuple[str, str] | None:
 def _rev_parse_in(path: str, *args: str) -> str | None:
     """What `git rev-parse ARGS` prints in `path` (the repository found from there, no
     --git-dir), stripped; None where git fails or prints nothing."""
+    return _rev_parse_output(outputs([_rev_parse_argv(path, *args)], environment(scanned=True))[0])
+
+
+def _rev_parse_argv(path: str, *args: str) -> list[str]:
+    # -C: as if started in `path`, where git looks for the repository
+    return ["git", "--no-pager", "-C", path, "rev-parse", *args]
+
+
+def _rev_parse_output(answer: tuple[int, bytes] | None) -> str | None:
+    if answer is None:
+        return None
+    status, out = answer
+    found = out.decode("utf-8", "surrogateescape").strip()
+    return found if status == 0 and found else None
+
+
+def outputs(
+    commands: Sequence[Sequence[str]], env: Mapping[str, str], timeout: float = 60
+) -> list[tuple[int, bytes] | None]:
+    """Short commands run at once, stdin and stderr /dev/null: each one's exit status and
+    output, or None where it could not start or outlived `timeout` (then killed).
+    Spawned with posix_spawn where there is one: the subprocess module's import (its
+    threads, selectors and signals) was a tenth of a warm rerun."""
+    if not hasattr(os, "posix_spawnp"):
+        return [_output(command, env, timeout) for command in commands]
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+    running: dict[int, tuple[int, list[bytes]]] = {}  # pipe -> (pid, what it read)
+    started: list[tuple[int, int, list[bytes]] | None] = []
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        for command in commands:
+            read, write = os.pipe()
+            actions = [
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, write, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+            ]
+            try:
+                pid = os.posix_spawnp(command[0], list(command), env, file_actions=actions)
+            except OSError:
+                os.close(read)
+                started.append(None)
+                continue
+            finally:
+                os.close(write)
+            chunks: list[bytes] = []
+            running[read] = (pid, chunks)
+            started.append((pid, read, chunks))
+    finally:
+        os.close(devnull)
+    poll = select.poll()
+    for pipe in running:
+        poll.register(pipe, select.POLLIN)
+    timed_out = False
+    while running:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        for pipe, _ in poll.poll(left * 1000):
+            chunk = os.read(pipe, 1 << 16)
+            if chunk:
+                running[pipe][1].append(chunk)
+            else:
+                poll.unregister(pipe)
+                os.close(pipe)
+                del running[pipe]
+    for pipe, (pid, _) in running.items():  # past the deadline
+        os.close(pipe)
+        import signal
+
+        os.kill(pid, signal.SIGKILL)
+    results: list[tuple[int, bytes] | None] = []
+    for item in started:
+        if item is None:
+            results.append(None)
+            continue
+        pid, pipe, chunks = item
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        results.append(None if timed_out and pipe in running else (status, b"".join(chunks)))
+    return results
+
+
+def _output(
+    command: Sequence[str], env: Mapping[str, str], timeout: float
+) -> tuple[int, bytes] | None:
+    import subprocess
+
     try:
         done = subprocess.run(
-            ["git", "--no-pager", "rev-parse", *args],
-            env=environment(scanned=True),
+            list(command),
+            env=env,
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            cwd=path,
-            timeout=60,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    found = done.stdout.decode("utf-8", "surrogateescape").strip()
-    return found if done.returncode == 0 and found else None
+    return done.returncode, done.stdout
 
 
 def rev_parse(repo: Git, rev: str) -> str | None:
@@ -210,9 +328,12 @@ def rev_parse(repo: Git, rev: str) -> str | None:
     return out.strip() or None
 
 
+_ORIGIN = ("config", "--get", "remote.origin.url")
+
+
 def origin_url(repo: Git) -> str:
     """The repository's `origin` remote as its configuration writes it, "" where none."""
     try:
-        return repo.run("config", "--get", "remote.origin.url").strip()
+        return repo.run(*_ORIGIN).strip()
     except GitError:
         return ""

@@ -12,7 +12,6 @@ an output whose bytes no longer match its size and CRC-32 is no entry.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -37,6 +36,8 @@ _WHOLE = 64 << 20  # an output up to this size is read once, whole
 
 def key(*parts: object) -> str:
     """A digest of everything that shapes a scan's output."""
+    import hashlib  # here: a warm rerun names no entry (errscan.launch)
+
     text = json.dumps([*map(str, parts), f"py{sys.version_info[0]}.{sys.version_info[1]}"])
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
