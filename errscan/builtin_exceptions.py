@@ -1,12 +1,140 @@
-"""The interpreter's built-in exception classes, by name: shared by the analyzer, the
-lookup and the site without the one importing the other."""
+"""Python's built-in exception classes, by name, each with the names of its classes in
+method resolution order (itself first, BaseException last): shared by the analyzer, the
+lookup and the site without the one importing the other.
+
+A table of Python 3.13's classes rather than the running interpreter's: records are the
+same whichever Python errscan runs on (3.10 has no ExceptionGroup, 3.13 alone has
+PythonFinalizationError). A test holds it to the interpreter's own classes.
+"""
 
 from __future__ import annotations
 
-import builtins
-
-BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
-    name: value
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
+BUILTIN_EXCEPTIONS: dict[str, tuple[str, ...]] = {
+    "ArithmeticError": ("ArithmeticError", "Exception", "BaseException"),
+    "AssertionError": ("AssertionError", "Exception", "BaseException"),
+    "AttributeError": ("AttributeError", "Exception", "BaseException"),
+    "BaseException": ("BaseException",),
+    "BaseExceptionGroup": ("BaseExceptionGroup", "BaseException"),
+    "BlockingIOError": ("BlockingIOError", "OSError", "Exception", "BaseException"),
+    "BrokenPipeError": (
+        "BrokenPipeError",
+        "ConnectionError",
+        "OSError",
+        "Exception",
+        "BaseException",
+    ),
+    "BufferError": ("BufferError", "Exception", "BaseException"),
+    "BytesWarning": ("BytesWarning", "Warning", "Exception", "BaseException"),
+    "ChildProcessError": ("ChildProcessError", "OSError", "Exception", "BaseException"),
+    "ConnectionAbortedError": (
+        "ConnectionAbortedError",
+        "ConnectionError",
+        "OSError",
+        "Exception",
+        "BaseException",
+    ),
+    "ConnectionError": ("ConnectionError", "OSError", "Exception", "BaseException"),
+    "ConnectionRefusedError": (
+        "ConnectionRefusedError",
+        "ConnectionError",
+        "OSError",
+        "Exception",
+        "BaseException",
+    ),
+    "ConnectionResetError": (
+        "ConnectionResetError",
+        "ConnectionError",
+        "OSError",
+        "Exception",
+        "BaseException",
+    ),
+    "DeprecationWarning": ("DeprecationWarning", "Warning", "Exception", "BaseException"),
+    "EOFError": ("EOFError", "Exception", "BaseException"),
+    "EncodingWarning": ("EncodingWarning", "Warning", "Exception", "BaseException"),
+    "EnvironmentError": ("OSError", "Exception", "BaseException"),
+    "Exception": ("Exception", "BaseException"),
+    "ExceptionGroup": ("ExceptionGroup", "BaseExceptionGroup", "Exception", "BaseException"),
+    "FileExistsError": ("FileExistsError", "OSError", "Exception", "BaseException"),
+    "FileNotFoundError": ("FileNotFoundError", "OSError", "Exception", "BaseException"),
+    "FloatingPointError": ("FloatingPointError", "ArithmeticError", "Exception", "BaseException"),
+    "FutureWarning": ("FutureWarning", "Warning", "Exception", "BaseException"),
+    "GeneratorExit": ("GeneratorExit", "BaseException"),
+    "IOError": ("OSError", "Exception", "BaseException"),
+    "ImportError": ("ImportError", "Exception", "BaseException"),
+    "ImportWarning": ("ImportWarning", "Warning", "Exception", "BaseException"),
+    "IndentationError": ("IndentationError", "SyntaxError", "Exception", "BaseException"),
+    "IndexError": ("IndexError", "LookupError", "Exception", "BaseException"),
+    "InterruptedError": ("InterruptedError", "OSError", "Exception", "BaseException"),
+    "IsADirectoryError": ("IsADirectoryError", "OSError", "Exception", "BaseException"),
+    "KeyError": ("KeyError", "LookupError", "Exception", "BaseException"),
+    "KeyboardInterrupt": ("KeyboardInterrupt", "BaseException"),
+    "LookupError": ("LookupError", "Exception", "BaseException"),
+    "MemoryError": ("MemoryError", "Exception", "BaseException"),
+    "ModuleNotFoundError": ("ModuleNotFoundError", "ImportError", "Exception", "BaseException"),
+    "NameError": ("NameError", "Exception", "BaseException"),
+    "NotADirectoryError": ("NotADirectoryError", "OSError", "Exception", "BaseException"),
+    "NotImplementedError": ("NotImplementedError", "RuntimeError", "Exception", "BaseException"),
+    "OSError": ("OSError", "Exception", "BaseException"),
+    "OverflowError": ("OverflowError", "ArithmeticError", "Exception", "BaseException"),
+    "PendingDeprecationWarning": (
+        "PendingDeprecationWarning",
+        "Warning",
+        "Exception",
+        "BaseException",
+    ),
+    "PermissionError": ("PermissionError", "OSError", "Exception", "BaseException"),
+    "ProcessLookupError": ("ProcessLookupError", "OSError", "Exception", "BaseException"),
+    "PythonFinalizationError": (
+        "PythonFinalizationError",
+        "RuntimeError",
+        "Exception",
+        "BaseException",
+    ),
+    "RecursionError": ("RecursionError", "RuntimeError", "Exception", "BaseException"),
+    "ReferenceError": ("ReferenceError", "Exception", "BaseException"),
+    "ResourceWarning": ("ResourceWarning", "Warning", "Exception", "BaseException"),
+    "RuntimeError": ("RuntimeError", "Exception", "BaseException"),
+    "RuntimeWarning": ("RuntimeWarning", "Warning", "Exception", "BaseException"),
+    "StopAsyncIteration": ("StopAsyncIteration", "Exception", "BaseException"),
+    "StopIteration": ("StopIteration", "Exception", "BaseException"),
+    "SyntaxError": ("SyntaxError", "Exception", "BaseException"),
+    "SyntaxWarning": ("SyntaxWarning", "Warning", "Exception", "BaseException"),
+    "SystemError": ("SystemError", "Exception", "BaseException"),
+    "SystemExit": ("SystemExit", "BaseException"),
+    "TabError": ("TabError", "IndentationError", "SyntaxError", "Exception", "BaseException"),
+    "TimeoutError": ("TimeoutError", "OSError", "Exception", "BaseException"),
+    "TypeError": ("TypeError", "Exception", "BaseException"),
+    "UnboundLocalError": ("UnboundLocalError", "NameError", "Exception", "BaseException"),
+    "UnicodeDecodeError": (
+        "UnicodeDecodeError",
+        "UnicodeError",
+        "ValueError",
+        "Exception",
+        "BaseException",
+    ),
+    "UnicodeEncodeError": (
+        "UnicodeEncodeError",
+        "UnicodeError",
+        "ValueError",
+        "Exception",
+        "BaseException",
+    ),
+    "UnicodeError": ("UnicodeError", "ValueError", "Exception", "BaseException"),
+    "UnicodeTranslateError": (
+        "UnicodeTranslateError",
+        "UnicodeError",
+        "ValueError",
+        "Exception",
+        "BaseException",
+    ),
+    "UnicodeWarning": ("UnicodeWarning", "Warning", "Exception", "BaseException"),
+    "UserWarning": ("UserWarning", "Warning", "Exception", "BaseException"),
+    "ValueError": ("ValueError", "Exception", "BaseException"),
+    "Warning": ("Warning", "Exception", "BaseException"),
+    "ZeroDivisionError": ("ZeroDivisionError", "ArithmeticError", "Exception", "BaseException"),
 }
+
+
+def is_builtin_subclass(name: str, base: str) -> bool:
+    """Whether the built-in exception `name` is `base` or a subclass of it."""
+    return base in BUILTIN_EXCEPTIONS.get(name, ())

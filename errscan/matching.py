@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS, is_builtin_subclass
 from errscan.extractors.message import PLACEHOLDER
 from errscan.models import ErrorRecord
 from errscan.tempname import write_atomically
@@ -210,9 +210,7 @@ class TemplateIndex:
             return None
         name = seen.rsplit(".", 1)[-1]
         found = set(self._bases.get(name, ()))
-        builtin = BUILTIN_EXCEPTIONS.get(name)
-        if builtin is not None:
-            found.update(cls.__name__ for cls in builtin.__mro__)
+        found.update(BUILTIN_EXCEPTIONS.get(name, ()))
         return frozenset(found) if found else None
 
     def _candidates(self, seen: Seen, words: frozenset[str]) -> list[int]:
@@ -397,10 +395,7 @@ def same_file(shown: str, file: str) -> bool:
 
 
 def _builtin_subclass(name: str, bases: Iterable[str]) -> bool:
-    cls = BUILTIN_EXCEPTIONS.get(name)
-    return cls is not None and any(
-        base in BUILTIN_EXCEPTIONS and issubclass(cls, BUILTIN_EXCEPTIONS[base]) for base in bases
-    )
+    return any(is_builtin_subclass(name, base) for base in bases)
 
 
 def class_names(record: ErrorRecord) -> frozenset[str]:

@@ -23,15 +23,15 @@ from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessageP
 _STOP = ("Exception", "BaseException")
 # builtin exceptions whose str() is BaseException's own (the args: one as str(), several
 # as their tuple), for a subclass whose __init__ never calls theirs
-_OWN_STR: tuple[type[BaseException], ...] = (KeyError, OSError, SyntaxError, UnicodeError)
+_OWN_STR = frozenset(("KeyError", "OSError", "SyntaxError", "UnicodeError"))
 _UNICODE_STR = frozenset(
     f"builtins.{name}"
     for name in ("UnicodeEncodeError", "UnicodeDecodeError", "UnicodeTranslateError")
 )
 _PLAIN_STR = frozenset(
     name
-    for name, cls in BUILTIN_EXCEPTIONS.items()
-    if (not issubclass(cls, _OWN_STR) or cls is UnicodeError) and "ExceptionGroup" not in name
+    for name, classes in BUILTIN_EXCEPTIONS.items()
+    if (_OWN_STR.isdisjoint(classes) or name == "UnicodeError") and "ExceptionGroup" not in name
 )
 _MAX_HOPS = 16
 _K = TypeVar("_K")
@@ -911,14 +911,10 @@ def _c3(lines: list[list[str]]) -> list[str] | None:
 def _builtin_ancestors(qualname: str) -> list[str]:
     """ValueError -> [Exception]; KeyError -> [LookupError, Exception]."""
     name = qualname.removeprefix("builtins.")
-    cls = BUILTIN_EXCEPTIONS.get(name) if qualname.startswith("builtins.") else None
-    if cls is None:
-        return []
+    classes = BUILTIN_EXCEPTIONS.get(name, ()) if qualname.startswith("builtins.") else ()
     out = []
-    for ancestor in cls.__mro__[1:]:
-        if ancestor is object:
-            break
-        out.append(ancestor.__name__)
-        if ancestor.__name__ in _STOP:
+    for ancestor in classes[1:]:
+        out.append(ancestor)
+        if ancestor in _STOP:
             break
     return out

@@ -849,7 +849,7 @@ def _os_error_subclass(site: Site, qualname: str | None) -> str | None:
     return f"builtins.{subclass}" if subclass else qualname
 
 
-_OS_ERRORS = frozenset(name for name, cls in BUILTIN_EXCEPTIONS.items() if issubclass(cls, OSError))
+_OS_ERRORS = frozenset(name for name, classes in BUILTIN_EXCEPTIONS.items() if "OSError" in classes)
 
 
 def _in_either_quotes(

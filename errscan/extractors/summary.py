@@ -12,13 +12,13 @@ def make_error(msg): return ConfigError(msg)   ->  ("make_error", "ConfigError")
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
+from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.source import Source, unparse
@@ -1126,10 +1126,7 @@ def _builtin_bases(cls: ast.ClassDef) -> bool:
     """Whether every base of the class is a builtin exception (`Exception`): then
     super().__str__() is BaseException's str() of the arguments."""
     return bool(cls.bases) and all(
-        isinstance(base, ast.Name)
-        and isinstance(getattr(builtins, base.id, None), type)
-        and issubclass(getattr(builtins, base.id), BaseException)
-        for base in cls.bases
+        isinstance(base, ast.Name) and base.id in BUILTIN_EXCEPTIONS for base in cls.bases
     )
 
 
@@ -1324,8 +1321,7 @@ def _is_base_str(node: ast.expr) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "__str__"
         and isinstance(node.func.value, ast.Name)
-        and isinstance(getattr(builtins, node.func.value.id, None), type)
-        and issubclass(getattr(builtins, node.func.value.id), BaseException)
+        and node.func.value.id in BUILTIN_EXCEPTIONS
         and len(node.args) == 1
         and isinstance(node.args[0], ast.Name)
         and node.args[0].id == "self"

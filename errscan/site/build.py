@@ -722,10 +722,7 @@ def template_row(record: ErrorRecord) -> dict[str, Any]:
 
 
 def _builtins() -> dict[str, list[str]]:
-    return {
-        name: [c.__name__ for c in cls.__mro__ if issubclass(c, BaseException)]
-        for name, cls in sorted(BUILTIN_EXCEPTIONS.items())
-    }
+    return {name: list(classes) for name, classes in sorted(BUILTIN_EXCEPTIONS.items())}
 
 
 def templates(records: Iterable[ErrorRecord]) -> dict[str, Any]:
