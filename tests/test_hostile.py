@@ -78,8 +78,9 @@ EXPECTED_ERRORS = {
     "gen/ifs.py": "too many levels of indentation",
     "gen/nul.py": "null bytes",
     "gen/binary.py": "",
-    "gen/deep_expr.py": "recursion",
 }
+if sys.version_info >= (3, 11):  # 3.10's parser builds a tree of 100,000 levels, which is read
+    EXPECTED_ERRORS["gen/deep_expr.py"] = "recursion"
 EXPECTED_MESSAGES = {
     "pkg/latin1.py": "café crème",
     "pkg/cp1252.py": "€ price “quoted”",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def test_how_deep_a_file_may_be_is_the_file_s_not_the_caller_s(terms: int) -> No
     shallow = scan_file("deep.py", source, 2)
     for frames in (100, 800):
         assert _at_depth(frames, "deep.py", source) == shallow
-    if terms <= 1500:
+    if terms <= 1500 or sys.version_info < (3, 11):  # 3.10's parser builds deeper trees
         assert shallow.error is None and [s.message for s in shallow.sites] == ["deep"]
     else:
         assert shallow.error is not None and not shallow.error.transient
