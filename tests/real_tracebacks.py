@@ -76,9 +76,17 @@ class Raised:
         for file, line, function in self.places[:1]:
             for record in records:
                 if (record.kind == "reraise" and record.file.endswith(file)
-                        and record.function == function and record.line > line):  # fmt: skip
+                        and _named(record.function, function) and record.line > line):  # fmt: skip
                     return record
         return None
+
+
+def _named(qualname: str | None, function: str) -> bool:
+    """Whether a record's function is a traceback frame's: by its qualified name, or on
+    Python 3.10 (whose code objects have no co_qualname) by its last part."""
+    if qualname is None or sys.version_info >= (3, 11):
+        return qualname == function
+    return qualname.rsplit(".", 1)[-1] == function
 
 
 def package_dir(package: str) -> Path:
