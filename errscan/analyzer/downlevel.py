@@ -9,6 +9,10 @@ other file. Only that file pays for LibCST, which is imported on first need.
     type Alias = list[int]   ->  Alias = list[int]    (PEP 695)
     def first[T](xs: T): ... ->  def first(xs: T): ... (PEP 695)
     except A, B:             ->  except (A, B):       (PEP 758)
+    except* E:               ->  except  E:           (PEP 654, for Python 3.10)
+
+A rewritten line keeps its length where a site's column could sit on it (`except*`
+becomes `except` and a space), so records read the same on every Python.
 """
 
 from __future__ import annotations
@@ -87,11 +91,19 @@ def _make_transformer(cst: Any) -> Any:
 
         # case: except A, B:  ->  except (A, B):
         def leave_ExceptHandler(self, original: Any, updated: Any) -> Any:
-            kind = updated.type
-            if isinstance(kind, cst.Tuple) and not kind.lpar:
-                parens = {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]}
-                return updated.with_changes(type=kind.with_changes(**parens))
-            return updated
+            return updated.with_changes(type=_parenthesized(cst, updated.type))
+
+        # case: try: ... except* E: ...  ->  try: ... except  E: ... (errscan reads both
+        # alike; 3.10's `ast` has no TryStar)
+        def leave_TryStar(self, original: Any, updated: Any) -> Any:
+            return cst.Try(
+                body=updated.body,
+                handlers=[_plain_handler(cst, h) for h in updated.handlers],
+                orelse=updated.orelse,
+                finalbody=updated.finalbody,
+                leading_lines=updated.leading_lines,
+                whitespace_before_colon=updated.whitespace_before_colon,
+            )
 
         # case: f-strings that reuse their own quotes inside, or span lines in one quote
         def leave_FormattedString(self, original: Any, updated: Any) -> Any:
@@ -124,6 +136,26 @@ def _make_transformer(cst: Any) -> Any:
             return cst.parse_expression(f"{UNREADABLE}[{newlines}{code!r}]")
 
     return Downlevel()
+
+
+def _parenthesized(cst: Any, kind: Any) -> Any:
+    """A handler's bare tuple of classes in parentheses (PEP 758's `except A, B:`)."""
+    if isinstance(kind, cst.Tuple) and not kind.lpar:
+        return kind.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return kind
+
+
+def _plain_handler(cst: Any, star: Any) -> Any:
+    """`except* E as eg:` as `except  E as eg:`, as long: the star's place a space."""
+    between = star.whitespace_after_except.value + " " + star.whitespace_after_star.value
+    return cst.ExceptHandler(
+        body=star.body,
+        type=_parenthesized(cst, star.type),
+        name=star.name,
+        leading_lines=star.leading_lines,
+        whitespace_after_except=cst.SimpleWhitespace(between),
+        whitespace_before_colon=star.whitespace_before_colon,
+    )
 
 
 def _requote(cst: Any, part: Any, quote: str) -> Any:

@@ -107,13 +107,14 @@ def _spell_out_surrogates(tree: ast.Module) -> None:
 
 
 # What only a newer Python reads, and downlevel rewrites: f-strings (PEP 701), `type X =`
-# and `def f[T]` / `class C[T]` (PEP 695), `except A, B:` (PEP 758). A file without any
-# is not given to LibCST: its syntax error is its own.
+# and `def f[T]` / `class C[T]` (PEP 695), `except A, B:` (PEP 758), `except*` (PEP 654,
+# Python 3.11). A file without any is not given to LibCST: its syntax error is its own.
 _NEWER_SYNTAX = re.compile(
     r"(?<!\w)(?:[fF][rR]?|[rR][fF])[\"']"
     r"|^[ \t]*type[ \t]+\w"
     r"|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*\["
-    r"|^[ \t]*except\b[^:\n]*,",
+    r"|^[ \t]*except\b[^:\n]*,"
+    r"|^[ \t]*except[ \t]*\*",
     re.MULTILINE,
 )
 

@@ -22,10 +22,7 @@ from errscan.extractors import scope
 Chain = tuple[ast.expr, ...]
 States = list[Chain | None]
 _MAX_CANDIDATES = 8
-# try and, from Python 3.11, try/except*: the same fields
-_TRY: tuple[type[ast.stmt], ...] = tuple(
-    getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name)
-)
+_TRY = scope.TRY
 
 
 class Prefixes:

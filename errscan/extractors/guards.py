@@ -14,6 +14,7 @@ import ast
 from collections.abc import Sequence
 from typing import TypeVar
 
+from errscan.extractors import scope
 from errscan.extractors.source import Source
 
 # An ancestor statement (or clause) of a site, and the field of it that holds the site.
@@ -56,7 +57,7 @@ def conditional(node: ast.AST, field: str) -> bool:
     if isinstance(node, (ast.If, ast.Match, ast.match_case)):
         return True
     if field == "orelse":
-        return isinstance(node, (ast.While, ast.For, ast.AsyncFor, ast.Try))
+        return isinstance(node, (ast.While, ast.For, ast.AsyncFor, *scope.TRY))
     return field == "body" and isinstance(
         node, (ast.While, ast.For, ast.AsyncFor, ast.ExceptHandler)
     )
@@ -90,7 +91,7 @@ def _guard(ancestor: ast.AST, field: str, src: Source) -> str | None:
         loop = f"for {src.expression(ancestor.target)} in {src.expression(ancestor.iter)}"
         return f"the loop {loop} ended without break" if field == "orelse" else loop
     # case: try: ... else:
-    if isinstance(ancestor, ast.Try):
+    if isinstance(ancestor, scope.TRY):
         return "the try block raised nothing"
     # case: match SUBJECT: / case PATTERN [if GUARD]:
     if isinstance(ancestor, ast.Match):

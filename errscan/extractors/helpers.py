@@ -22,6 +22,7 @@ import ast
 import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from errscan.extractors import scope
 from errscan.extractors.source import OPAQUE
@@ -98,8 +99,9 @@ def _definitions(
             yield from _definitions(node.body, f"{qualname}.", True)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node, f"{prefix}{node.name}", in_class
-        elif isinstance(node, (ast.If, ast.Try)):  # `if TYPE_CHECKING:`, `try: import`
-            for block in (node.body, node.orelse):
+        elif isinstance(node, (ast.If, *scope.TRY)):  # `if TYPE_CHECKING:`, `try: import`
+            held = cast(ast.If, node)  # a try's `body` and `orelse` are an if's
+            for block in (held.body, held.orelse):
                 yield from _definitions(block, prefix, in_class)
 
 
@@ -138,7 +140,7 @@ def _leaves_early(body: Sequence[ast.stmt]) -> bool:
     return any(isinstance(node, _LEAVES_EARLY) for node in scope.own_nodes(body))
 
 
-_LEAVES_EARLY = (ast.Return, ast.Yield, ast.YieldFrom, ast.Try, ast.With)
+_LEAVES_EARLY = (ast.Return, ast.Yield, ast.YieldFrom, *scope.TRY, ast.With)
 
 
 def _assignments(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:

@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 MODULE = "<module>"
 Scope = tuple[str, ...]
+# try and, from Python 3.11, try/except*: the same fields, read alike everywhere (3.10
+# reads except* rewritten as except: analyzer/downlevel.py)
+TRY: tuple[type[ast.stmt], ...] = tuple(
+    getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name)
+)
 
 
 def enter(scope: Scope, node: ast.AST) -> Scope:

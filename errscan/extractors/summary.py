@@ -250,7 +250,7 @@ def _add_functions(
             name = outer + stmt.name
             if name in holding:
                 _add_functions(stmt.body, f"{name}.", wanted, holding, found)
-        elif isinstance(stmt, (ast.If, ast.Try)):  # definitions under `if TYPE_CHECKING:`...
+        elif isinstance(stmt, (ast.If, *scope.TRY)):  # definitions under `if TYPE_CHECKING:`...
             for field in ("body", "orelse", "finalbody"):
                 _add_functions(getattr(stmt, field, []), outer, wanted, holding, found)
 

@@ -30,6 +30,7 @@ def message_of(code: str) -> str | None:
         ("def f[T](x: T):\n    raise E(f'{x}')\n", "{x}"),
         ("class C[T, *Ts, **P]:\n    raise E('generic class')\n", "generic class"),
         ("try:\n    pass\nexcept A, B:\n    raise E('pep 758')\n", "pep 758"),
+        ("try:\n    pass\nexcept* A:\n    raise E('pep 654')\n", "pep 654"),
     ],
 )
 def test_newer_syntax_is_extracted(code: str, message: str) -> None:
@@ -41,6 +42,42 @@ def test_rewritten_file_keeps_lines_and_shows_the_original() -> None:
     (record,) = errscan.extract_source(code, context=1)
     assert (record.line, record.function) == (2, "f")
     assert record.context.code == code.rstrip("\n")
+
+
+EXCEPT_STAR = """\
+def check(items):
+    try:
+        run(items)
+    except* ValueError as group:  raise RuntimeError(f"{len(group.exceptions)} bad")
+    except *(KeyError, OSError):
+        raise LookupError("missing")
+    else:
+        raise StopIteration("all ran")
+"""
+
+
+def test_except_star_reads_the_same_natively_and_rewritten() -> None:
+    """Python 3.10 reads try/except* as LibCST rewrites it, `except` and a space for
+    `except*`: every line as long, and every record as 3.11 on read it natively (this
+    interpreter's `ast` on the rewritten text: the same as on 3.10)."""
+    from errscan.analyzer.downlevel import rewrite
+
+    rewritten = rewrite(EXCEPT_STAR)
+    assert rewritten is not None and "except*" not in rewritten and "except *" not in rewritten
+    assert [len(line) for line in rewritten.splitlines()] == [
+        len(line) for line in EXCEPT_STAR.splitlines()
+    ]
+
+    def read(code: str) -> list[tuple[object, ...]]:
+        return [
+            (r.kind, r.exception, r.message, r.line, r.col, r.function, r.guards, r.trigger)
+            for r in errscan.extract_source(code)
+        ]
+
+    found = read(EXCEPT_STAR)
+    assert [f[1] for f in found] == ["RuntimeError", "LookupError", "StopIteration"]
+    assert found[2][6] == ("the try block raised nothing",)
+    assert read(rewritten) == found
 
 
 @pytest.mark.parametrize(
@@ -95,6 +132,7 @@ def test_libcst_is_not_imported_for_files_ast_reads(tmp_path: Path) -> None:
         ("type X = int\n", (3, 12)),
         ("def f[T](x: T) -> T: ...\n", (3, 12)),
         ("try:\n    pass\nexcept A, B:\n    pass\n", (3, 14)),
+        ("try:\n    pass\nexcept *A:\n    pass\n", (3, 11)),
     ],
 )
 def test_libcst_is_asked_only_where_newer_syntax_may_stand(
