@@ -284,11 +284,12 @@ def outputs(
                 poll.unregister(pipe)
                 os.close(pipe)
                 del running[pipe]
-    for pipe, (pid, _) in running.items():  # past the deadline
-        os.close(pipe)
+    if running:  # past the deadline
         import signal
 
-        os.kill(pid, signal.SIGKILL)
+        for pipe, (pid, _) in running.items():
+            os.close(pipe)
+            os.kill(pid, signal.SIGKILL)
     results: list[tuple[int, bytes] | None] = []
     for item in started:
         if item is None:

@@ -10,9 +10,10 @@ a scan cut short leaves the last one as it was.
 
 A state is written without waiting on the disk (SQLite's synchronous=OFF) where the
 machine says which boot it runs (Linux's boot id): what one process writes, every
-later one reads back until the operating system stops, crash or not, and a state
-written in another boot, whose last writes may never have reached the disk, is not
-trusted but made anew. Elsewhere a commit waits for the disk, as SQLite's default.
+later one reads back until the operating system stops, whether errscan itself crashed
+or not, and a state made in another boot, whose last writes may never have reached
+the disk, is not trusted but made anew. Elsewhere a commit waits for the disk as
+before (synchronous=NORMAL).
 """
 
 from __future__ import annotations
