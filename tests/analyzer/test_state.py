@@ -327,7 +327,7 @@ def test_without_a_boot_id_a_state_s_commits_wait_for_the_disk(
     errscan.extract(str(basic_repo))
     (path,) = (_private_cache / "state").glob("*.sqlite")
     assert _boot_of(path) is None
-    assert seen == [1]  # NORMAL, SQLite's own
+    assert seen == [1]  # NORMAL, as before boot ids
     with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
         source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
     commit_all(basic_repo, "edit")
