@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 
 _running: list[threading.Thread] = []
@@ -53,3 +55,28 @@ def close(db: sqlite3.Connection) -> None:
             db.close()
 
     run(closing)
+
+
+def _excess() -> int | None:
+    """The threads the operating system runs in this process beyond those Python knows
+    alive (Linux: /proc/self/task); None where it does not say."""
+    try:
+        return len(os.listdir("/proc/self/task")) - threading.active_count()
+    except OSError:
+        return None
+
+
+_BASE = _excess()  # as errscan loads: a host's threads of its own (C libraries'), if any
+_SETTLE = 0.02  # seconds a fork waits at most for threads that were joined to be gone
+
+
+def settle() -> None:
+    """Before a fork, once every thread of ours was joined: wait until the operating
+    system has let them go too (a joined thread may still be leaving, for a moment, and
+    the child of a fork then is of a process with two threads), at most _SETTLE seconds
+    (a host's threads that started after errscan loaded are never ours to wait for)."""
+    if _BASE is None:
+        return
+    deadline = time.monotonic() + _SETTLE
+    while (_excess() or 0) > _BASE and time.monotonic() < deadline:
+        time.sleep(0.0002)

@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import errscan
 from errscan import background
 from errscan.analyzer import scan, state
@@ -93,3 +95,50 @@ def test_a_pool_s_modules_load_in_the_background() -> None:
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+
+
+def test_a_fork_waits_for_joined_threads_to_leave_the_system(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread joined in Python may still be leaving the operating system for a moment:
+    settle waits until the threads beyond Python's are as many as when errscan loaded,
+    and no longer than background._SETTLE where they stay (a host's own)."""
+    counts = iter([2, 1, 1, 0])
+    asked: list[int] = []
+
+    def excess() -> int:
+        asked.append(1)
+        return next(counts, 0)
+
+    monkeypatch.setattr(background, "_BASE", 0)
+    monkeypatch.setattr(background, "_excess", excess)
+    background.settle()
+    assert len(asked) == 4  # until none was left
+    monkeypatch.setattr(background, "_excess", lambda: 3)
+    started = time.monotonic()
+    background.settle()
+    assert background._SETTLE <= time.monotonic() - started < background._SETTLE + 1
+    monkeypatch.setattr(background, "_BASE", None)  # the system does not say: no wait
+    started = time.monotonic()
+    background.settle()
+    assert time.monotonic() - started < background._SETTLE
+
+
+def test_the_threads_the_system_runs_beyond_python_s_are_counted() -> None:
+    found = background._excess()
+    if found is None:
+        pytest.skip("this system lists no threads of a process")  # not Linux
+    assert found >= 0
+    started = threading.Event()
+    ending = threading.Event()
+
+    def waiting() -> None:
+        started.set()
+        ending.wait()
+
+    thread = threading.Thread(target=waiting)
+    thread.start()
+    started.wait()
+    assert background._excess() == found  # Python knows the thread: not beyond
+    ending.set()
+    thread.join()

@@ -444,6 +444,7 @@ class Scanner:
         # replaced pool's threads have ended with its shutdown, a state closing behind
         # an earlier scan is waited for)
         background.wait()
+        background.settle()
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(
             self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)

@@ -440,6 +440,7 @@ def _make(
         if workers > 1 and many:
             run.writer.wait()  # no thread of ours runs when the workers fork
             background.wait()
+            background.settle()
             context = multiprocessing.get_context("fork")
             # each worker loads the page's template and the lexer as it starts, all at
             # once, while this process reads what their first tasks need
