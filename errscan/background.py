@@ -71,10 +71,12 @@ _SETTLE = 0.02  # seconds a fork waits at most for threads that were joined to b
 
 
 def settle() -> None:
-    """Before a fork, once every thread of ours was joined: wait until the operating
-    system has let them go too (a joined thread may still be leaving, for a moment, and
-    the child of a fork then is of a process with two threads), at most _SETTLE seconds
-    (a host's threads that started after errscan loaded are never ours to wait for)."""
+    """Before a fork: wait for the work started here to end (wait), then until the
+    operating system has let its threads go too (a joined thread may still be leaving,
+    for a moment, and the child of a fork then is of a process with two threads), at
+    most _SETTLE seconds (a host's threads that started after errscan loaded are never
+    ours to wait for)."""
+    wait()
     if _BASE is None:
         return
     deadline = time.monotonic() + _SETTLE

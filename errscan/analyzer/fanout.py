@@ -88,8 +88,7 @@ class RankApart:
     def __init__(self, ranker: Callable[[], related.Ranker]) -> None:
         import multiprocessing  # here: a warm replay never forks
 
-        background.wait()  # as a pool's start does: no thread of ours runs as it forks
-        background.settle()
+        background.settle()  # as a pool's start does: no thread of ours runs as it forks
         context = multiprocessing.get_context("fork")
         self._lists, sent = context.Pipe(duplex=False)
         # a daemon: an interrupted scan's exit ends it, as it ends the pool's workers

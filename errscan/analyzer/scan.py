@@ -443,7 +443,6 @@ class Scanner:
         # fork is cheap, and safe here: no thread of ours runs when a pool starts (a
         # replaced pool's threads have ended with its shutdown, a state closing behind
         # an earlier scan is waited for)
-        background.wait()
         background.settle()
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(

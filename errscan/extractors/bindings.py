@@ -22,7 +22,6 @@ from errscan.extractors import scope
 Chain = tuple[ast.expr, ...]
 States = list[Chain | None]
 _MAX_CANDIDATES = 8
-_TRY = scope.TRY
 
 
 class Prefixes:
@@ -118,7 +117,7 @@ class _Flow:
 
     def _into(self, stmt: ast.stmt, states: States) -> tuple[States, bool]:
         """The states at the target, which lies inside compound statement `stmt`."""
-        if isinstance(stmt, _TRY):
+        if isinstance(stmt, scope.TRY):
             stmt = cast(ast.Try, stmt)
             done, found = self.block(stmt.body, states)
             if found:
@@ -194,7 +193,7 @@ class _Flow:
             if any(item.optional_vars and self._binds(item.optional_vars) for item in stmt.items):
                 return [None]
             return self.block(stmt.body, states)[0]
-        if isinstance(stmt, _TRY):
+        if isinstance(stmt, scope.TRY):
             stmt = cast(ast.Try, stmt)
             body, _ = self.block(stmt.body, states)
             handlers = [self.block(h.body, _union(states, body))[0] for h in stmt.handlers]

@@ -439,7 +439,6 @@ def _make(
         workers = min(jobs, len(first))
         if workers > 1 and many:
             run.writer.wait()  # no thread of ours runs when the workers fork
-            background.wait()
             background.settle()
             context = multiprocessing.get_context("fork")
             # each worker loads the page's template and the lexer as it starts, all at
