@@ -75,6 +75,20 @@ def _add_children(
 
 # statement lists of a compound statement (those of handlers and match cases apart)
 _BLOCKS = ("body", "orelse", "finalbody")
+_DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _blocks(kind: type[ast.AST]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A kind of statement's statement lists, and its lists of clauses (handlers, cases)."""
+    fields = kind._fields
+    return (
+        tuple(name for name in _BLOCKS if name in fields),
+        tuple(name for name in ("handlers", "cases") if name in fields),
+    )
+
+
+# by kind (a parsed tree holds no subclass of a node class): most statements hold none
+_STATEMENT_BLOCKS = {kind: _blocks(kind) for kind in ast.stmt.__subclasses__()}
 
 
 def own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -84,13 +98,16 @@ def own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     stack: list[ast.stmt] = list(body)
     while stack:
         stmt = stack.pop()
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = type(stmt)
+        if kind in _DEFINITIONS:
             continue
         yield stmt
-        for field in _BLOCKS:
-            stack.extend(getattr(stmt, field, ()))
-        for clause in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-            stack.extend(clause.body)
+        fields, clauses = _STATEMENT_BLOCKS.get(kind) or _blocks(kind)
+        for field in fields:
+            stack.extend(getattr(stmt, field))
+        for field in clauses:
+            for clause in getattr(stmt, field):
+                stack.extend(clause.body)
 
 
 def rebinds(node: ast.AST, name: str) -> bool:
