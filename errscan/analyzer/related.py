@@ -330,6 +330,11 @@ class Ranking:
         """_index_keys of a first ranking, from the records held rather than the tables."""
         self._db.executemany("INSERT INTO post VALUES (?, ?)", self._postings())
 
+    def make_keys(self) -> None:
+        """A first ranking's keys, made now: a ranking process forked next inherits them,
+        rather than make them again (settle writes them)."""
+        self._postings()
+
     def _postings(self) -> list[tuple[str, str]]:
         """The (key, id) rows of the records held, with their words' counts: made once."""
         if self._held_keys is None:

@@ -166,6 +166,31 @@ def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
     assert any(held.values()) or sum(map(len, files.values())) < 2
 
 
+def test_a_first_rankings_keys_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Made before the ranking process forks (make_keys), they are neither made again for
+    its ranker nor for the tables (settle), and are what those would make."""
+    kept = state.State.private()
+    try:
+        records = [("a:0", ["f", [], [], ["alpha", "beta"]]), ("a:1", ["g", [], [], ["alpha"]])]
+        kept.ranking.add("a.py", records)
+        kept.ranking.make_keys()
+        made: list[object] = []
+
+        def keys(*args: object) -> list[str]:
+            made.append(args)
+            return []
+
+        monkeypatch.setattr(related, "_keys", keys)
+        lists = kept.ranking.held_ranker().rank()
+        kept.ranking.settle()
+        assert made == []
+        posted = kept.db.execute("SELECT key, id FROM post ORDER BY id").fetchall()
+        assert posted == [("w:alpha", "a:0"), ("w:alpha", "a:1")]
+        assert lists == [('["a:1"]', "a:0", "a.py"), ('["a:0"]', "a:1", "a.py")]
+    finally:
+        kept.close()
+
+
 @given(st.lists(st.text(max_size=20), max_size=6))
 def test_a_list_is_written_as_json_dumps_writes_it(ids: list[str]) -> None:
     assert related._json_list(ids) == json.dumps(ids)
