@@ -23,7 +23,8 @@ start-up hooks), and each run timed from its start to its exit, interpreter star
 and imports included: `errscan --version` against `python -c pass`, and for each
 repository the bare baseline over the files errscan scans (one process, from its
 start) against `errscan extract` cold (an empty cache) and warm (the same commit
-again); the median of --whole-repeat runs.
+again); the median of --whole-repeat runs (a third of them for the baseline and cold,
+which run in turns; the cold ratio also as the median of each turn's ratio).
 """
 
 from __future__ import annotations
@@ -229,16 +230,23 @@ def whole_process(repos: list[Path], tmp: Path, runs: int) -> None:
         paths = tmp / "whole-paths.json"
         paths.write_text(listed.stdout)
         files = len(json.loads(listed.stdout))
-        base = wall([python, str(script), str(paths)], max(3, runs // 3))
         cache, out = tmp / "whole-cache", tmp / "whole.jsonl"
         command = [errscan, "extract", f"{repo}@HEAD", "-q", "-o", str(out), "--cache-dir",
                    str(cache)]  # fmt: skip
         wall(command, 1)  # untimed: compiles errscan's bytecode in the virtualenv
-        cold = wall(command, max(3, runs // 3), functools.partial(shutil.rmtree, cache, True))
+        # in turns: a shared machine's speed drifts by tens of percent over minutes, which
+        # would favour whichever of the two ran in the faster minutes
+        bases, colds = [], []
+        for _ in range(max(3, runs // 3)):
+            bases.append(wall([python, str(script), str(paths)], 1))
+            colds.append(wall(command, 1, functools.partial(shutil.rmtree, cache, True)))
+        base, cold = statistics.median(bases), statistics.median(colds)
+        paired = statistics.median(c / b for b, c in zip(bases, colds, strict=True))
         warm = wall(command, runs)
         print(
             f"  {repo.name}: {files} files scanned; baseline {base:.3f} s, errscan cold"
-            f" {cold:.3f} s ({cold / base:.3f}x), warm {warm:.3f} s ({warm / base:.3f}x)"
+            f" {cold:.3f} s ({cold / base:.3f}x; run by run {paired:.3f}x), warm {warm:.3f} s"
+            f" ({warm / base:.3f}x)"
         )
         print(
             f"    targets: cold <= 1.0x: {cold / base <= 1.0}; warm < 0.05x: {warm / base < 0.05}"
