@@ -168,8 +168,13 @@ class Scan:
     """
 
     def __init__(
-        self, commit: repo.Commit, opts: _Options, warn: Callable[[str], None] | None = None
+        self,
+        commit: repo.Commit,
+        opts: _Options,
+        warn: Callable[[str], None] | None = None,
+        ahead: files_stage.Ahead | None = None,
     ) -> None:
+        """`ahead`: the listing of the commit's files, begun (files.Ahead)."""
         self.repo = commit.repo
         self.commit = commit.sha
         self.file_errors: list[FileError] = []
@@ -178,6 +183,7 @@ class Scan:
         self.cache_root = opts.cache_root
         self._source = commit
         self._listing: files_stage.Listing | None = None
+        self._ahead = ahead
         self._opts = opts
         self._warn = warn
         self._iterated = False
@@ -189,7 +195,8 @@ class Scan:
         list them); each --include/--exclude glob that takes none is a warning."""
         if self._listing is None:
             wanted = self._opts.filters
-            listing = files_stage.list_files(self._source.git(), self.commit, wanted)
+            ahead, self._ahead = self._ahead, None
+            listing = files_stage.list_files(self._source.git(), self.commit, wanted, ahead)
             self.file_errors[:0] = listing.refused
             if self._warn is not None:
                 for glob in listing.unmatched:
@@ -225,6 +232,9 @@ class Scan:
     def close(self) -> None:
         """Let go of the file list, for a scan that will not be iterated (iterating to
         the end, or stopping early, lets go of it too)."""
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
         if self._listing is not None:
             self._listing.close()
 
@@ -598,7 +608,8 @@ def scan(
     )  # fmt: skip
     opts = _Options(wanted, chosen["context"], cache_root, jobs, file_timeout, use_cache,
                     progress, started, tuple(sorted(set(chosen["kinds"]))))  # fmt: skip
-    return Scan(commit, opts, warn)
+    # the files' listing begun now: git reads the tree while the scan's modules load
+    return Scan(commit, opts, warn, files_stage.Ahead(commit.git(), commit.sha))
 
 
 class ScanOptions(TypedDict, total=False):

@@ -283,8 +283,51 @@ def unread_reason(size: int) -> Unread | None:
     return None
 
 
-def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
-    """Regular-file blobs at `commit` that `filters` wants, sorted by path."""
+class Ahead:
+    """`git ls-tree` of a commit begun ahead of its listing (list_files), its output going
+    to a temporary file: git reads the tree and every blob's size while this process
+    goes on (loading the scan's modules, say). Closed by list_files, or by the caller
+    where it is never listed (the process killed where it still runs)."""
+
+    def __init__(self, repo: Git, commit: str) -> None:
+        import tempfile
+
+        self.commit = commit
+        # held past this call, as the process writes them: closed by close()
+        self.output = tempfile.TemporaryFile()  # noqa: SIM115
+        self.errors = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self._proc = repo.popen(
+                *_LS_TREE, "-l", "--end-of-options", commit, stdout=self.output, stderr=self.errors
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    def listed(self) -> bool:
+        """Wait for git: whether it listed the tree (else the files tell it again)."""
+        return self._proc.wait() == 0
+
+    def close(self) -> None:
+        proc = getattr(self, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        self.output.close()
+        self.errors.close()
+
+
+_LS_TREE = ("ls-tree", "-r", "-z", "--full-tree")
+
+
+def list_files(repo: Git, commit: str, filters: Filters, ahead: Ahead | None = None) -> Listing:
+    """Regular-file blobs at `commit` that `filters` wants, sorted by path. `ahead`: its
+    `git ls-tree`, begun before (closed here); where it failed, the tree is listed again."""
+    if ahead is not None:
+        with contextlib.closing(ahead):
+            if ahead.commit == commit and ahead.listed():
+                ahead.output.seek(0)
+                return _listing(_records(ahead.output), filters)
     try:
         return _ls_tree(repo, commit, filters, sized=True)
     except InputError as first:
@@ -299,16 +342,14 @@ def list_files(repo: Git, commit: str, filters: Filters) -> Listing:
 
 
 def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
-    refused: list[FileError] = []
-    hits: set[str] | None = set() if filters.include or filters.exclude else None
     import tempfile
 
     with tempfile.TemporaryFile() as errors:
-        args = ("ls-tree", "-r", "-z", *(["-l"] if sized else []), "--full-tree")
+        args = (*_LS_TREE, *(["-l"] if sized else []))
         proc = repo.popen(*args, "--end-of-options", commit, stderr=errors)
         assert proc.stdout is not None
         try:
-            listing = Listing(_wanted(_records(proc.stdout), filters, refused, hits))
+            listing = _listing(_records(proc.stdout), filters)
         finally:
             proc.stdout.close()
             status = proc.wait()
@@ -317,6 +358,15 @@ def _ls_tree(repo: Git, commit: str, filters: Filters, sized: bool) -> Listing:
             errors.seek(0)
             said = " ".join(errors.read(4096).decode("utf-8", "replace").split())
             raise InputError(f"cannot list files of {commit}: {said or f'exit code {status}'}")
+    return listing
+
+
+def _listing(records: Iterable[bytes], filters: Filters) -> Listing:
+    """The Listing of `git ls-tree -r -z` records: the files `filters` wants, those it
+    refuses (refused), and the globs that take none (unmatched)."""
+    refused: list[FileError] = []
+    hits: set[str] | None = set() if filters.include or filters.exclude else None
+    listing = Listing(_wanted(records, filters, refused, hits))
     listing.refused = refused
     if hits is not None:
         listing.unmatched = [g for g in (*filters.include, *filters.exclude) if g not in hits]

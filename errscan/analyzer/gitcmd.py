@@ -153,10 +153,15 @@ class Git:
         return done.stdout.decode("utf-8", "replace")
 
     def popen(
-        self, *args: str, stdin: bool = False, stderr: IO[bytes] | None = None
+        self,
+        *args: str,
+        stdin: bool = False,
+        stderr: IO[bytes] | None = None,
+        stdout: IO[bytes] | None = None,
     ) -> subprocess.Popen[bytes]:
-        """`git ARGS` running, its stdout (and stdin if asked) a pipe; stderr to the file
-        given (never a pipe, which git could fill while we read stdout), else discarded."""
+        """`git ARGS` running, its stdout (and stdin if asked) a pipe, or stdout to the
+        file given; stderr to the file given (never a pipe, which git could fill while
+        we read stdout), else discarded."""
         import subprocess
 
         try:
@@ -164,7 +169,7 @@ class Git:
                 self._argv(args),
                 env=self._env,
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
+                stdout=subprocess.PIPE if stdout is None else stdout,
                 stderr=subprocess.DEVNULL if stderr is None else stderr,
             )
         except OSError as exc:

@@ -192,6 +192,62 @@ def test_a_listing_read_in_chunks_misses_no_file(tmp_path: Path) -> None:
     assert all(entry.size == len(f"x = {len(entry.path)}\n") for entry in listing)
 
 
+def _listed(listing: Listing) -> tuple[list[BlobEntry], list[object], list[str]]:
+    try:
+        return list(listing), list(listing.refused), listing.unmatched
+    finally:
+        listing.close()
+
+
+def test_a_listing_begun_ahead_is_the_listing(tmp_path: Path) -> None:
+    """files.Ahead's `git ls-tree`, run to a file while the caller goes on, gives what
+    listing then gives: the entries and their sizes, the names refused, the globs that
+    take no file. Its files are closed and its process has ended once listed."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    names = [f"pkg{i % 5}/m{'x' * (i % 70)}_{i}.py" for i in range(900)] + ["tests/t.py"]
+    for name in names:
+        write(repo, name, f"x = {len(name)}\n" * (1 + len(name) % 4))
+    sha = commit_all(repo, "many")
+    wanted = Filters(exclude=("pkg1", "nothing/**"))
+    ahead = files.Ahead(_git(repo), sha)
+    begun = _listed(list_files(_git(repo), sha, wanted, ahead))
+    assert begun == _listed(list_files(_git(repo), sha, wanted))
+    assert len(begun[0]) == 720 and begun[2] == ["nothing/**"]
+    assert ahead.output.closed and ahead.errors.closed and ahead.listed()
+
+
+def test_a_listing_begun_ahead_that_failed_is_listed_again(tmp_path: Path) -> None:
+    """Where the listing begun ahead failed (or was of another commit), the tree is
+    listed again: an unknown commit is the input error it always was."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "a.py", "x = 1\n")
+    sha = commit_all(repo, "one")
+    with pytest.raises(InputError, match=r"cannot list files of .*not a tree object"):
+        list_files(_git(repo), "1" * 40, Filters(), files.Ahead(_git(repo), "1" * 40))
+    other = files.Ahead(_git(repo), "1" * 40)
+    assert [e.path for e in _listed(list_files(_git(repo), sha, Filters(), other))[0]] == ["a.py"]
+    assert other.output.closed
+
+
+def test_a_listing_begun_ahead_and_never_read_ends(tmp_path: Path) -> None:
+    """A scan that is never iterated (closed, or its output replayed) kills the listing
+    begun for it, and closes its files."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "a.py", "x = 1\n")
+    commit_all(repo, "one")
+    running = errscan.scan(f"{repo}@HEAD", cache_dir=tmp_path / "cache")
+    ahead = running._ahead
+    assert ahead is not None
+    running.close()
+    assert running._ahead is None and ahead.output.closed and ahead._proc.poll() is not None
+
+
 def test_an_unknown_commit_is_an_input_error(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
