@@ -290,12 +290,14 @@ class Scan:
                 kept.stage(path, sha, state.names_text(classes, factories))
 
             fresh = scan_stage.Features(self.repo)
+            # what the workers that link a first scan read rather than the cache
+            held = scan_stage.Held() if kept.fresh and self._blocks_only else None
             scanner = scan_stage.prepare(
                 read, entries, results, jobs, opts.context, opts.file_timeout, opts.progress,
-                register, fresh,
+                register, fresh, held,
             )  # fmt: skip
             with scanner:
-                yield from self._relink(read, results, kept, scanner, fresh)
+                yield from self._relink(read, results, kept, scanner, fresh, held)
             kept.finish(self.commit)
 
     def _relink(
@@ -305,6 +307,7 @@ class Scan:
         kept: state.State,
         scanner: scan_stage.Scanner,
         fresh: scan_stage.Features,
+        held: scan_stage.Held | None = None,
     ) -> Iterator[_Done]:
         """Second pass: the whole-scan work, then each file's records in path order,
         linked anew or as kept."""
@@ -347,9 +350,11 @@ class Scan:
                     kept.ranking.add(path, ranked)
             if apart is not None:
                 yield from self._link_in_pool(
-                    read, results, kept, scanner, modules, index, repair, apart
+                    read, results, kept, scanner, modules, index, repair, apart, held
                 )
                 return
+            if held is not None:  # linked here, from the cache
+                held.results = {}
             kept.ranking.settle()
             if not plan.relink_all:
                 kept.redo_dependents([f"p:{p}" for p in plan.removed] + sorted(plan.renamed))
@@ -389,6 +394,7 @@ class Scan:
         index: index_stage.Index,
         repair: scan_stage.Repair,
         apart: fanout.RankApart,
+        held: scan_stage.Held | None,
     ) -> Iterator[_Done]:
         """A first scan's linking, by the pool's workers, forked again to hold what they
         read of this process's tables (fanout.py), while `apart` ranks every record and
@@ -407,12 +413,15 @@ class Scan:
                 read,
                 self._opts.context,
                 self._opts.file_timeout,
+                held.results if held is not None else {},
             )
         )
         try:
             scanner.restart()
         finally:
-            fanout.hold(None)
+            fanout.hold(None)  # the workers have theirs: this process lets go of it
+            if held is not None:
+                held.results = {}
         batches = list(files_stage.chunks(entries, _LINK_BATCH))
         work = ([entry.path for entry in batch] for batch in batches)
         linked_by_pool = scanner.submit(fanout.link_files, work)

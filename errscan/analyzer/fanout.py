@@ -10,9 +10,10 @@ other process can read (they are in its uncommitted transaction). Before the wor
 are forked again, the main process sets here, by value, all that such an Index reads
 of those tables (every file's module, the file defining each class and factory name).
 The workers link and render a few files at a time: they read the files' results, and
-the summaries the resolutions need, from the result cache through a connection of
-their own, and hand back each file's jsonl block, its records with empty related
-lists, and what it depended on. The main process writes the ranking's tables
+the summaries the resolutions need, as the first pass held them (scan.Held, inherited
+as they fork), else from the result cache through a connection of their own, and hand
+back each file's jsonl block, its records with empty related lists, and what it
+depended on. The main process writes the ranking's tables
 meanwhile, then puts each record's list in its block (with_related), and keeps and
 writes the blocks in path order.
 
@@ -54,6 +55,9 @@ class Context:
     read: scan.Reader  # files' contents, for a summary read whole (scan.complete)
     radius: int
     timeout: float | None
+    # blob id -> the encoded sites and summary of a file the first pass scanned (scan.Held),
+    # read rather than the cache's
+    held: dict[str, tuple[bytes, bytes]]
 
 
 @dataclass(frozen=True)
@@ -160,22 +164,33 @@ def link_files(paths: list[str]) -> list[Linked] | None:
     if context is None or results is None:
         return None
 
+    held = context.held
+
     def load(path: str) -> StoredSummary:
         entry = context.blobs.get(path)
-        found = results.summary(entry.sha) if entry is not None else None
+        found = None
+        if entry is not None:
+            kept = held.get(entry.sha)
+            found = cache.decode_summary(kept[1]) if kept else results.summary(entry.sha)
         if found is None:
             raise _Missing(path)
         return found
 
     def complete(path: str) -> FileSummary | None:
         entry = context.blobs[path]
-        return scan.complete(path, entry, context.read, context.radius, context.timeout, results)
+        whole = scan.complete(path, entry, context.read, context.radius, context.timeout, results)
+        if whole is not None and entry.sha in held:  # stored whole: a later load reads that
+            del held[entry.sha]
+        return whole
 
     if _index is None:
         _index = Index(HeldTable(context.modules), load, context.defined.get, complete)
     index = _index
     shas = [context.blobs[path].sha for path in paths]
-    found = results.get_many(shas)
+    found = {sha: kept[0] for sha in shas if (kept := held.get(sha))}
+    wanted = [sha for sha in shas if sha not in found]
+    if wanted:
+        found.update(results.get_many(wanted))
     done = []
     try:
         for path, sha in zip(paths, shas, strict=True):

@@ -39,8 +39,9 @@ _CHUNK = 256  # entries whose stored names or features are read back at once
 _FRESH_SITES = 5_000  # sites whose ranking features the first pass holds (Features)
 _SITES_CHUNK = 16  # entries whose stored sites are read back at once (10-30 KB each)
 Reader = Callable[[Iterable[BlobEntry]], Iterator[SourceFile]]
-# names, ranking features; the encoded result unless stored
-Scanned = tuple[bytes, bytes, cache.Encoded | None]
+# names, ranking features; the encoded result unless stored; its sites and summary where
+# asked for (Held)
+Scanned = tuple[bytes, bytes, cache.Encoded | None, tuple[bytes, bytes] | None]
 _T = TypeVar("_T")
 _U = TypeVar("_U")
 _stored_by_worker: cache.ResultCache | None = None  # in a worker: the cache it writes to
@@ -57,11 +58,13 @@ def prepare(
     progress: Callable[[int, int], None] | None,
     register: Callable[[str, str, list[str], list[str]], None],
     ranking: Features | None = None,
+    held: Held | None = None,
 ) -> Scanner:
     """First pass: give every file a stored result (scanning those the cache lacks, or
     holds unreadable), and hand `register` the path, blob id, classes and factories of
     each file. Gives back the scanner, still open, for the whole-scan work to share its
-    pool. `ranking` keeps the ranking features of the files scanned now, as they come."""
+    pool. `ranking` keeps the ranking features of the files scanned now, as they come;
+    `held` their sites and summaries."""
     todo = 0
     size = 0
     for chunk in chunks(listing, _CHUNK):
@@ -85,12 +88,16 @@ def prepare(
     scanner = Scanner(workers, radius, timeout, store)
     try:
         # largest first: no straggler at the end
-        for source_file, (names_data, ranked, encoded) in scanner.scanned(read(listing.marked())):
+        wanted = (lambda: held.wanted) if held is not None else None
+        for source_file, scanned in scanner.scanned(read(listing.marked()), wanted):
+            names_data, ranked, encoded, kept = scanned
             names = cache.decode_names(names_data)
             assert names is not None  # just encoded by scan_file
             register(source_file.path, source_file.sha, names[0], names[1])
             if ranking is not None:
                 ranking.add(source_file.path, ranked)
+            if held is not None and kept is not None:
+                held.add(source_file.sha, kept)
             if encoded is None:
                 results.added += 1  # a worker stored it
             else:
@@ -171,6 +178,28 @@ def complete(
 
 
 Ranked = list[tuple[str, list[object]]]  # a file's sites as (id, ranking features)
+_HELD_BYTES = 24 << 20  # encoded sites and summaries the first pass holds (Held), at most
+
+
+class Held:
+    """The encoded sites and summaries of the files the first pass scans, by blob id,
+    while they come to at most `limit` bytes (else none, from the file past it on): the
+    linking workers, forked after, read them here rather than from the cache, and
+    decode them as they would the cache's (the same bytes)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._left = _HELD_BYTES if limit is None else limit
+        self.results: dict[str, tuple[bytes, bytes]] = {}
+        self.wanted = True  # whether more are held
+
+    def add(self, sha: str, kept: tuple[bytes, bytes]) -> None:
+        if not self.wanted:
+            return
+        self._left -= len(kept[0]) + len(kept[1])
+        if self._left < 0:
+            self.wanted = False  # those held stay: their files are linked without the cache
+            return
+        self.results[sha] = kept
 
 
 class Features:
@@ -390,8 +419,12 @@ def worker_cache() -> cache.ResultCache | None:
 
 
 def _scan_batch(
-    batch: list[tuple[str, str, bytes | Unread]], radius: int, timeout: float | None
+    batch: list[tuple[str, str, bytes | Unread]],
+    radius: int,
+    timeout: float | None,
+    held: bool = False,
 ) -> list[Scanned]:
+    """`held`: each file's sites and summary given back too (Held)."""
     if _in_worker:
         gc.collect(0)
     encoded = [
@@ -406,8 +439,8 @@ def _scan_batch(
         except sqlite3.Error:
             pass  # locked past the wait, or the disk full: the main process stores them
         else:
-            return [(e[2], e[3], None) for e in encoded]
-    return [(e[2], e[3], e) for e in encoded]
+            return [(e[2], e[3], None, (e[0], e[1]) if held else None) for e in encoded]
+    return [(e[2], e[3], e, (e[0], e[1]) if held else None) for e in encoded]
 
 
 class Scanner:
@@ -513,13 +546,17 @@ class Scanner:
         futures = [self._pool.submit(work, item) for item in items]
         return (future.result() for future in futures)
 
-    def scanned(self, files: Iterable[SourceFile]) -> Iterator[tuple[SourceFile, Scanned]]:
+    def scanned(
+        self, files: Iterable[SourceFile], held: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[SourceFile, Scanned]]:
         """Each file, in input order, with the names it defines and its encoded result
-        (None where a worker stored it)."""
+        (None where a worker stored it); `held`: whether the files' sites and summaries
+        are wanted too, asked before each batch."""
         if self._pool is None:
             for source_file in files:
                 work = [(source_file.path, source_file.sha, source_file.data)]
-                data = _scan_batch(work, self.radius, self.timeout)[0]
+                wanted = held is not None and held()
+                data = _scan_batch(work, self.radius, self.timeout, wanted)[0]
                 yield _without_data(source_file), data
             return
         pending: deque[tuple[list[SourceFile], Future[list[Scanned]]]] = deque()
@@ -532,10 +569,11 @@ class Scanner:
                 self.restart()
             assert self._pool is not None
             work = [(f.path, f.sha, f.data) for f in batch]
+            wanted = held is not None and held()
             pending.append(
                 (
                     [_without_data(f) for f in batch],
-                    self._pool.submit(_scan_batch, work, self.radius, self.timeout),
+                    self._pool.submit(_scan_batch, work, self.radius, self.timeout, wanted),
                 )
             )
             while len(pending) > 3 * self.jobs:

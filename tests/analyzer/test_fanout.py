@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -295,3 +296,56 @@ def test_details_deferred_in_the_first_pass_are_read_whole_where_linking_needs_t
         )
         commit_all(repo, f"back with {jobs} jobs")
         assert _jsonl(repo, jobs=jobs) == at_head()  # models.py relinked, the rest kept
+
+
+@pytest.mark.usefixtures("pooled")
+@pytest.mark.parametrize("limit", [scan._HELD_BYTES, 0])
+def test_the_linking_workers_read_what_the_first_pass_held(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """The files' sites and summaries the first pass held go to the linking workers,
+    which need not read them from the cache: with the cache emptied as they fork (by
+    another errscan's prune, say), they link every file themselves where all were held,
+    and hand them back to this process where none were. The records are the same."""
+    import sqlite3
+
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    monkeypatch.setattr(scan, "_HELD_BYTES", limit)
+    real_hold = fanout.hold
+    held_sizes: list[int] = []
+
+    def emptied(context: fanout.Context | None) -> None:
+        if context is not None:
+            held_sizes.append(len(context.held))
+            db = sqlite3.connect(_private_cache / "results.sqlite")
+            with contextlib.closing(db), db:
+                db.execute("DELETE FROM results")
+        real_hold(context)
+
+    monkeypatch.setattr(fanout, "hold", emptied)
+    linked_here: list[str] = []
+    real_link = errscan.api.Scan._link
+
+    def noted(self: errscan.api.Scan, entry: Any, *args: Any) -> Any:
+        linked_here.append(entry.path)
+        return real_link(self, entry, *args)
+
+    monkeypatch.setattr(errscan.api.Scan, "_link", noted)
+    assert _jsonl(basic_repo, jobs=2) == serial
+    assert len(held_sizes) == 1
+    if limit:
+        assert held_sizes[0] > 3 and linked_here == []
+    else:
+        assert held_sizes[0] == 0 and linked_here
+
+
+def test_the_first_pass_holds_results_up_to_its_limit() -> None:
+    """Past the limit, nothing more is held (what is held stays) and none is asked for."""
+    held = scan.Held(limit=10)
+    held.add("a", (b"abc", b"de"))
+    held.add("b", (b"abcd", b""))
+    assert held.wanted and set(held.results) == {"a", "b"}
+    held.add("c", (b"abcd", b""))
+    assert not held.wanted and set(held.results) == {"a", "b"}
+    held.add("d", (b"", b""))
+    assert set(held.results) == {"a", "b"}
