@@ -178,7 +178,7 @@ def complete(
 
 
 Ranked = list[tuple[str, list[object]]]  # a file's sites as (id, ranking features)
-_HELD_BYTES = 24 << 20  # encoded sites and summaries the first pass holds (Held), at most
+_HELD_BYTES = 16 << 20  # encoded sites and summaries the first pass holds (Held), at most
 
 
 class Held:
