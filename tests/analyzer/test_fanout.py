@@ -40,6 +40,19 @@ def _held(monkeypatch: pytest.MonkeyPatch) -> list[fanout.Context]:
     return contexts
 
 
+def _linked_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files linked by this process rather than the pool's workers, as they come."""
+    linked_here: list[str] = []
+    real = errscan.api.Scan._link
+
+    def noted(self: errscan.api.Scan, entry: Any, *args: Any) -> Any:
+        linked_here.append(entry.path)
+        return real(self, entry, *args)
+
+    monkeypatch.setattr(errscan.api.Scan, "_link", noted)
+    return linked_here
+
+
 @pytest.fixture
 def pooled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
@@ -72,14 +85,7 @@ def test_files_a_worker_cannot_read_are_ranked_and_linked_here(
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     contexts = _held(monkeypatch)
     monkeypatch.setattr(scan, "worker_cache", lambda: None)  # in the workers forked next
-    linked_here: list[str] = []
-    real = errscan.api.Scan._link
-
-    def noted(self: errscan.api.Scan, entry: Any, *args: Any) -> Any:
-        linked_here.append(entry.path)
-        return real(self, entry, *args)
-
-    monkeypatch.setattr(errscan.api.Scan, "_link", noted)
+    linked_here = _linked_here(monkeypatch)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
     assert contexts and linked_here  # the pool was tried, and the files came back
 
@@ -323,14 +329,7 @@ def test_the_linking_workers_read_what_the_first_pass_held(
         real_hold(context)
 
     monkeypatch.setattr(fanout, "hold", emptied)
-    linked_here: list[str] = []
-    real_link = errscan.api.Scan._link
-
-    def noted(self: errscan.api.Scan, entry: Any, *args: Any) -> Any:
-        linked_here.append(entry.path)
-        return real_link(self, entry, *args)
-
-    monkeypatch.setattr(errscan.api.Scan, "_link", noted)
+    linked_here = _linked_here(monkeypatch)
     assert _jsonl(basic_repo, jobs=2) == serial
     assert len(held_sizes) == 1
     if limit:

@@ -46,6 +46,12 @@ def _own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(clause.body)
 
 
+def _bodies(tree: ast.Module) -> list[list[ast.stmt]]:
+    """The module's statements and each function's."""
+    functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    return [tree.body, *(function.body for function in functions)]
+
+
 def test_the_fixtures_give_trees_to_walk() -> None:
     assert len(_TREES) > 80
 
@@ -57,24 +63,14 @@ def test_walk_gives_what_ast_walk_gives(tree: ast.Module) -> None:
 
 @pytest.mark.parametrize("tree", _TREES)
 def test_own_nodes_gives_what_iter_child_nodes_gives(tree: ast.Module) -> None:
-    bodies = [tree.body] + [
-        node.body
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-    for body in bodies:
+    for body in _bodies(tree):
         assert list(map(id, scope.own_nodes(body))) == list(map(id, _own_nodes(body)))
 
 
 @pytest.mark.parametrize("tree", _TREES)
 def test_own_statements_gives_what_each_field_asked_gives(tree: ast.Module) -> None:
     """The statements in the same order, by kind of statement as by asking each one."""
-    bodies = [tree.body] + [
-        node.body
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-    for body in bodies:
+    for body in _bodies(tree):
         assert list(map(id, scope.own_statements(body))) == list(map(id, _own_statements(body)))
 
 
