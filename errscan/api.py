@@ -327,7 +327,6 @@ class Scan:
                     kept.ranking.add(path, ranked)
                 if pooled and kept.ranking.held:
                     scanner.wait_retired()  # no thread of the pool runs as the ranker forks
-                    kept.ranking.make_keys()
                     apart = ends.enter_context(fanout.RankApart(kept.ranking.held_ranker))
                 elif pooled:  # too many records to hold: the pool ranks them, as on later scans
                     scanner.restart()

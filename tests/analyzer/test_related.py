@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -166,29 +168,76 @@ def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
     assert any(held.values()) or sum(map(len, files.values())) < 2
 
 
-def test_a_first_rankings_keys_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Made before the ranking process forks (make_keys), they are neither made again for
-    its ranker nor for the tables (settle), and are what those would make."""
+def test_a_first_ranking_makes_its_keys_once_and_writes_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Held in memory, a first ranking makes its keys for its ranker alone: settle makes
+    none and leaves the keys' tables empty, for a later scan to fill."""
     kept = state.State.private()
     try:
         records = [("a:0", ["f", [], [], ["alpha", "beta"]]), ("a:1", ["g", [], [], ["alpha"]])]
         kept.ranking.add("a.py", records)
-        kept.ranking.make_keys()
         made: list[object] = []
+        keys = related._keys
 
-        def keys(*args: object) -> list[str]:
+        def counted(*args: Any) -> list[str]:
             made.append(args)
-            return []
+            return keys(*args)
 
-        monkeypatch.setattr(related, "_keys", keys)
+        monkeypatch.setattr(related, "_keys", counted)
         lists = kept.ranking.held_ranker().rank()
         kept.ranking.settle()
-        assert made == []
-        posted = kept.db.execute("SELECT key, id FROM post ORDER BY id").fetchall()
-        assert posted == [("w:alpha", "a:0"), ("w:alpha", "a:1")]
+        assert len(made) == 2
         assert lists == [('["a:1"]', "a:0", "a.py"), ('["a:0"]', "a:1", "a.py")]
+        for table in ("word", "df", "post"):
+            assert kept.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
     finally:
         kept.close()
+
+
+def _tables(db: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    return {
+        table: sorted(db.execute(f"SELECT * FROM {table}").fetchall())
+        for table in ("rec", "word", "df", "post")
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(_FILES)
+def test_keys_a_first_ranking_left_out_are_made_as_it_would_have(
+    files: dict[str, list[tuple[object, ...]]],
+) -> None:
+    """The scan after a first ranking held in memory, once it changes a record, finds
+    the keys' tables as a first ranking that wrote them (past related._HELD records)
+    left them; a scan that changes nothing leaves them empty."""
+
+    def first(held: int) -> state.State:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(related, "_HELD", held)
+            kept = state.State.private()
+            for path in sorted(files):
+                ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
+                added = [(i, list(f)) for i, f in zip(ids, files[path], strict=True)]
+                kept.ranking.add(path, added)
+            kept.ranking.settle()
+            kept.ranking.rank()
+            return kept
+
+    held, written = first(related._HELD), first(0)
+    try:
+        unchanged = related.Ranking(held.db, fresh=False)
+        unchanged.remove([])
+        unchanged.settle()
+        assert held.db.execute("SELECT COUNT(*) FROM post").fetchone()[0] == 0
+        assert held.db.execute("SELECT COUNT(*) FROM unkeyed").fetchone()[0] == 1
+        changing = related.Ranking(held.db, fresh=False)
+        changing.remove(["nowhere.py"])  # no record: nothing to make yet
+        changing.add("new.py", [])
+        assert _tables(held.db) == _tables(written.db)
+        assert held.db.execute("SELECT COUNT(*) FROM unkeyed").fetchone()[0] == 0
+    finally:
+        held.close()
+        written.close()
 
 
 @given(st.lists(st.text(max_size=20), max_size=6))
