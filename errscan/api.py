@@ -281,6 +281,7 @@ class Scan:
         work_tree = files_stage.WorkTree(top) if top is not None else None
         read = functools.partial(files_stage.read_files, self._source.git(), work_tree=work_tree)
         with (
+            contextlib.closing(work_tree) if work_tree is not None else contextlib.nullcontext(),
             contextlib.closing(self._entries) as entries,
             _result_store(opts) as results,
             _kept_state(opts, self._lineage) as kept,

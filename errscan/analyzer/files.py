@@ -514,20 +514,41 @@ class WorkTree:
 
     def __init__(self, top: str) -> None:
         self.top = top
+        # the folders opened last, by path ("" the top): a file's read opens its own
+        # folder only where it is not among them, rather than every folder of its path
+        # (Django's 875 files took 4,877 opens and closes, and 875 + 165 with them)
+        self._folders: dict[str, int] = {}
+
+    def close(self) -> None:
+        """Close the folders held open (a later read opens them again)."""
+        folders, self._folders = self._folders, {}
+        for fd in folders.values():
+            os.close(fd)
+
+    def _folder(self, path: str) -> int:
+        """An open descriptor of the folder at `path` (held: never closed by the caller),
+        reached from the top a part at a time without following a link."""
+        fd = self._folders.pop(path, None)
+        if fd is None:
+            if path:
+                parent, _, part = path.rpartition("/")
+                fd = os.open(part, _FOLDER_FLAGS, dir_fd=self._folder(parent))
+            else:
+                fd = os.open(self.top, _FOLDER_FLAGS)
+            while len(self._folders) >= _FOLDERS_HELD:  # the least recently used go
+                os.close(self._folders.pop(next(iter(self._folders))))
+        self._folders[path] = fd  # the most recently used last
+        return fd
 
     def blob(self, entry: BlobEntry) -> bytes | None:
         """The file's bytes where they are the blob's, else None."""
         hashing = _OBJECT_IDS.get(len(entry.sha))
         if hashing is None or unread_reason(entry.size) is not None:
             return None
-        *folders, name = entry.path.split("/")
+        where, _, name = entry.path.rpartition("/")
         opened: list[int] = []
         try:
-            folder = os.open(self.top, _FOLDER_FLAGS)
-            opened.append(folder)
-            for part in folders:
-                folder = os.open(part, _FOLDER_FLAGS, dir_fd=folder)
-                opened.append(folder)
+            folder = self._folder(where)
             # looked at before it is opened: a device's open can do something
             found = os.stat(name, dir_fd=folder, follow_symlinks=False)
             if not stat.S_ISREG(found.st_mode) or found.st_size != entry.size:
@@ -556,6 +577,7 @@ class WorkTree:
 
 
 _OBJECT_IDS = {40: hashlib.sha1, 64: hashlib.sha256}  # by the length of a hex object id
+_FOLDERS_HELD = 64  # folder descriptors a WorkTree holds open at most
 _NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW  # a FIFO never blocks the open

@@ -392,6 +392,48 @@ def test_a_clean_work_tree_s_files_are_read_without_git(
     assert started == ["cat-file --batch"]
 
 
+def test_a_work_tree_opens_each_folder_once_and_holds_few(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's read opens only its own folder where that is not held already (reached
+    from the top a part at a time), at most _FOLDERS_HELD folders stay open, and close
+    lets go of them all."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    texts = {f"a/b/c/m{i}.py": f"x = {i}\n" for i in range(5)}
+    texts |= {f"many/f{i}/m.py": f"y = {i}\n" for i in range(5)}
+    for name, text in texts.items():
+        write(repo, name, text)
+    listing = list(list_files(_git(repo), commit_all(repo, "files"), Filters()))
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting(path: str, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "_FOLDERS_HELD", 3)
+    monkeypatch.setattr(os, "open", counting)
+    work_tree = files.WorkTree(str(repo))
+    assert [work_tree.blob(entry) for entry in listing] == [
+        texts[entry.path].encode() for entry in listing
+    ]
+    folders = [path for path in opened if not path.endswith(".py")]
+    # a/b/c: the top, a, a/b, a/b/c once; each many/fI: many again where it went
+    assert folders[:4] == [str(repo), "a", "b", "c"]
+    assert len(folders) <= 4 + 2 * 5
+    assert len(work_tree._folders) == 3
+    held = list(work_tree._folders.values())
+    work_tree.close()
+    assert work_tree._folders == {}
+    for fd in held:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    assert work_tree.blob(listing[0]) == texts[listing[0].path].encode()
+    work_tree.close()
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_work_tree_s_links_and_odd_files_are_not_read(tmp_path: Path) -> None:
     """No symbolic link is followed, a file's or a folder's, even to the blob's very
