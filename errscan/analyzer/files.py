@@ -546,7 +546,7 @@ class WorkTree:
         if hashing is None or unread_reason(entry.size) is not None:
             return None
         where, _, name = entry.path.rpartition("/")
-        opened: list[int] = []
+        fd = -1
         try:
             folder = self._folder(where)
             # looked at before it is opened: a device's open can do something
@@ -554,7 +554,6 @@ class WorkTree:
             if not stat.S_ISREG(found.st_mode) or found.st_size != entry.size:
                 return None
             fd = os.open(name, _FILE_FLAGS, dir_fd=folder)
-            opened.append(fd)
             found = os.fstat(fd)
             if not stat.S_ISREG(found.st_mode) or found.st_size != entry.size:
                 return None  # replaced since
@@ -566,8 +565,8 @@ class WorkTree:
         except OSError:
             return None
         finally:
-            for held in opened:
-                os.close(held)
+            if fd >= 0:
+                os.close(fd)
         data = b"".join(chunks)
         if len(data) != entry.size:
             return None

@@ -289,7 +289,7 @@ class Ranking:
         """No longer a first ranking held in memory: the words of the records held go to
         the tables with the others'."""
         if self._held is not None:
-            self._words.extend((str(w), rid) for rid, *_, feature in self._held for w in feature[3])
+            self._words.extend(_word_rows((rid, feature) for rid, *_, feature in self._held))
             self._held = None
 
     def _make_deferred(self) -> None:
@@ -301,19 +301,10 @@ class Ranking:
         db = self._db
         rows = db.execute("SELECT id, feature FROM rec")
         features = [(rid, json.loads(text)) for rid, text in rows]
-        words = [(str(w), rid) for rid, feature in features for w in feature[3]]
-        counts = Counter(w for w, _ in words)
-        db.executemany("INSERT INTO word VALUES (?, ?)", words)
+        counts, postings = _key_rows(features)
+        db.executemany("INSERT INTO word VALUES (?, ?)", _word_rows(features))
         db.executemany("INSERT INTO df VALUES (?, ?)", sorted(counts.items()))
-        shared = _shared(counts)
-        db.executemany(
-            "INSERT INTO post VALUES (?, ?)",
-            [
-                (key, rid)
-                for rid, (_function, env, names, ws) in features
-                for key in _keys(env, names, [str(w) for w in ws], shared)
-            ],
-        )
+        db.executemany("INSERT INTO post VALUES (?, ?)", postings)
         db.execute(_DEFERRED_DONE)
 
     def _flush(self) -> None:
@@ -378,14 +369,9 @@ class Ranking:
         """The (key, id) rows of the records held, with their words' counts: made once."""
         if self._held_keys is None:
             held = self._held or []
-            counts = Counter(str(w) for *_, feature in held for w in feature[3])
-            self._held_counts = counts
-            shared = _shared(counts)
-            self._held_keys = [
-                (key, rid)
-                for rid, _path, _seq, _text, (_function, env, names, words) in held
-                for key in _keys(env, names, [str(w) for w in words], shared)
-            ]
+            self._held_counts, self._held_keys = _key_rows(
+                [(rid, feature) for rid, *_, feature in held]
+            )
         return self._held_keys
 
     def held_ranker(self) -> Ranker:
@@ -707,6 +693,25 @@ def _json_list(ids: list[str]) -> str:
     if plain.isascii() and plain.isprintable() and '"' not in plain and "\\" not in plain:
         return '["' + '", "'.join(ids) + '"]' if ids else "[]"
     return json.dumps(ids)
+
+
+def _word_rows(records: Iterable[tuple[str, Sequence[Any]]]) -> list[tuple[str, str]]:
+    """The (word, id) rows of records given as (id, features)."""
+    return [(str(w), rid) for rid, feature in records for w in feature[3]]
+
+
+def _key_rows(
+    records: Sequence[tuple[str, Sequence[Any]]],
+) -> tuple[Counter[str], list[tuple[str, str]]]:
+    """How many of the records (id, features) use each word, and their (key, id) rows."""
+    counts = Counter(str(w) for _, feature in records for w in feature[3])
+    shared = _shared(counts)
+    rows = [
+        (key, rid)
+        for rid, (_function, env, names, words) in records
+        for key in _keys(env, names, [str(w) for w in words], shared)
+    ]
+    return counts, rows
 
 
 def _keys(
