@@ -318,6 +318,7 @@ class Scan:
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
         with contextlib.ExitStack() as ends:  # ends the ranking process, whatever happens
             apart = None
+            batches: list[list[files_stage.BlobEntry]] = []  # the files the pool links at once
             if kept.fresh:
                 # a first scan: every file is new (as `changed` will give them), and the
                 # ranking needs nothing of the plan, so its records go in now
@@ -328,7 +329,9 @@ class Scan:
                     kept.ranking.add(path, ranked)
                 if pooled and kept.ranking.held:
                     scanner.wait_retired()  # no thread of the pool runs as the ranker forks
-                    apart = ends.enter_context(fanout.RankApart(kept.ranking.held_ranker))
+                    batches = list(files_stage.chunks(entries, _LINK_BATCH))
+                    groups = [[entry.path for entry in batch] for batch in batches]
+                    apart = ends.enter_context(fanout.RankApart(kept.ranking.held_ranker, groups))
                 elif pooled:  # too many records to hold: the pool ranks them, as on later scans
                     scanner.restart()
             portions = index_stage.namespaces(
@@ -350,7 +353,7 @@ class Scan:
                     kept.ranking.add(path, ranked)
             if apart is not None:
                 yield from self._link_in_pool(
-                    read, results, kept, scanner, modules, index, repair, apart, held
+                    read, results, kept, scanner, modules, index, repair, apart, batches, held
                 )
                 return
             if held is not None:  # linked here, from the cache
@@ -394,13 +397,15 @@ class Scan:
         index: index_stage.Index,
         repair: scan_stage.Repair,
         apart: fanout.RankApart,
+        batches: list[list[files_stage.BlobEntry]],
         held: scan_stage.Held | None,
     ) -> Iterator[_Done]:
         """A first scan's linking, by the pool's workers, forked again to hold what they
-        read of this process's tables (fanout.py), while `apart` ranks every record and
-        this process writes the ranking's tables; then the lists go in the blocks. The
-        files of a batch a worker could not link are linked here (and ranked here, where
-        the ranking process gave nothing)."""
+        read of this process's tables (fanout.py), `batches` at a time, while `apart`
+        ranks the records of each batch in turn and this process writes the ranking's
+        tables; each batch's lists go in its blocks as they come. The files of a batch a
+        worker could not link are linked here (and ranked here, where the ranking process
+        gave nothing)."""
         entries = self._entries
         fanout.hold(
             fanout.Context(
@@ -422,16 +427,14 @@ class Scan:
             fanout.hold(None)  # the workers have theirs: this process lets go of it
             if held is not None:
                 held.results = {}
-        batches = list(files_stage.chunks(entries, _LINK_BATCH))
         work = ([entry.path for entry in batch] for batch in batches)
         linked_by_pool = scanner.submit(fanout.link_files, work)
         kept.ranking.settle()  # while the workers link and `apart` ranks
-        updates = apart.result()
-        if updates is None:  # the ranking process gave nothing: ranked here
-            updates = kept.ranking.held_ranker().rank()
-        kept.ranking.write_lists(updates)
-        lists = {record_id: text for text, record_id, _ in updates}
-        for batch, linked in zip(batches, linked_by_pool, strict=True):
+        # each batch's lists as `apart` ranked them (or this process, where it gave none)
+        ranked = apart.results(kept.ranking.held_ranker)
+        for batch, linked, updates in zip(batches, linked_by_pool, ranked, strict=True):
+            kept.ranking.write_lists(updates)
+            lists = {record_id: text for text, record_id, _ in updates}
             if linked is None:
                 stored = scan_stage.stored(batch, results, repair)
                 done_here = [
@@ -439,12 +442,13 @@ class Scan:
                     for entry, result in zip(batch, stored, strict=True)
                 ]
             else:
-                done_here = []
+                done_here, to_keep = [], []
                 for entry, item in zip(batch, linked, strict=True):
                     block = fanout.with_related(item.block, item.ids, lists)
                     marked = state.mark_commit(block, self.commit, self._source.web)
-                    kept.keep(entry, item.deps, marked, len(item.ids), item.error)
+                    to_keep.append((entry, item.deps, marked, len(item.ids), item.error))
                     done_here.append(_Done(None, block, len(item.ids), item.error))
+                kept.keep_many(to_keep)
             yield from map(self._counted, done_here)
         kept.ranking.finish_held()
 
@@ -595,30 +599,39 @@ def scan(
     started = time.perf_counter()
     cache_root = _cache_root(cache_dir)
     commit = repo.resolve(repo.parse_target(target), cache_root, repo_name)
-    found = config.RepoConfig({})
-    if repo_config:
-        found = settings.read(commit.git(), commit.sha, cache_root if use_cache else None, _BUILD)
-        if found.warning and warn is not None:
-            warn(found.warning)
-    given: dict[str, Any] = {"include_tests": include_tests, "include": include, "exclude": exclude,
-             "include_vendored": include_vendored, "test_paths": test_paths, "kinds": kinds,
-             "context": context}  # fmt: skip
-    chosen: dict[str, Any] = {key: found.options.get(key, DEFAULTS[key]) if value is None else value
-              for key, value in given.items()}  # fmt: skip
-    if chosen["context"] < 0:
-        raise InputError(f"context must be 0 or more lines, not {chosen['context']}")
-    unknown = sorted(set(chosen["kinds"]) - set(KINDS))
-    if unknown:
-        raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
-    wanted = files_stage.Filters(
-        chosen["include_tests"], tuple(chosen["include"]), tuple(chosen["exclude"]),
-        chosen["include_vendored"], tuple(chosen["test_paths"]), found.test_paths,
-        files_stage.pytest_files(found.test_files),
-    )  # fmt: skip
-    opts = _Options(wanted, chosen["context"], cache_root, jobs, file_timeout, use_cache,
-                    progress, started, tuple(sorted(set(chosen["kinds"]))))  # fmt: skip
-    # the files' listing begun now: git reads the tree while the scan's modules load
-    return Scan(commit, opts, warn, files_stage.Ahead(commit.git(), commit.sha))
+    # the files' listing begun now: git reads the tree while the repository's settings
+    # are read and the scan's modules load
+    ahead = files_stage.Ahead(commit.git(), commit.sha)
+    try:
+        found = config.RepoConfig({})
+        if repo_config:
+            where = cache_root if use_cache else None
+            found = settings.read(commit.git(), commit.sha, where, _BUILD)
+            if found.warning and warn is not None:
+                warn(found.warning)
+        given: dict[str, Any] = {"include_tests": include_tests, "include": include,
+                 "exclude": exclude, "include_vendored": include_vendored,
+                 "test_paths": test_paths, "kinds": kinds, "context": context}  # fmt: skip
+        chosen: dict[str, Any] = {
+            key: found.options.get(key, DEFAULTS[key]) if value is None else value
+            for key, value in given.items()
+        }
+        if chosen["context"] < 0:
+            raise InputError(f"context must be 0 or more lines, not {chosen['context']}")
+        unknown = sorted(set(chosen["kinds"]) - set(KINDS))
+        if unknown:
+            raise InputError(f"unknown kind {unknown[0]!r}: give some of {', '.join(KINDS)}")
+        wanted = files_stage.Filters(
+            chosen["include_tests"], tuple(chosen["include"]), tuple(chosen["exclude"]),
+            chosen["include_vendored"], tuple(chosen["test_paths"]), found.test_paths,
+            files_stage.pytest_files(found.test_files),
+        )  # fmt: skip
+        opts = _Options(wanted, chosen["context"], cache_root, jobs, file_timeout, use_cache,
+                        progress, started, tuple(sorted(set(chosen["kinds"]))))  # fmt: skip
+    except BaseException:  # a bad option, or the settings unreadable: git stops listing
+        ahead.close()
+        raise
+    return Scan(commit, opts, warn, ahead)
 
 
 class ScanOptions(TypedDict, total=False):

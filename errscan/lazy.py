@@ -4,6 +4,7 @@ replayed rescan loads neither the extractors nor the linking)."""
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -20,4 +21,10 @@ class LazyModule(ModuleType):
         self.__dict__["_lazy_target"] = name
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(importlib.import_module(self.__dict__["_lazy_target"]), attr)
+        name = self.__dict__["_lazy_target"]
+        # sys.modules first: import_module's own lookup costs some microseconds a read,
+        # which a scan makes thousands of
+        module = sys.modules.get(name)
+        if module is None:
+            module = importlib.import_module(name)
+        return getattr(module, attr)

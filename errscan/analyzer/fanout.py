@@ -3,7 +3,8 @@
 A first scan's ranking needs only the records' features, all known once the first pass
 ends: a process forked then (RankApart) ranks them all, once (so no pair of records is
 scored twice), while this one builds the index and the plan, and while the pool's
-workers link.
+workers link. It ranks them a batch of files at a time, the batches the workers link,
+and sends each batch's lists as it has them.
 
 The main process links a file through an Index over the scan's SQLite tables, which no
 other process can read (they are in its uncommitted transaction). Before the workers
@@ -13,20 +14,20 @@ The workers link and render a few files at a time: they read the files' results,
 the summaries the resolutions need, as the first pass held them (scan.Held, inherited
 as they fork), else from the result cache through a connection of their own, and hand
 back each file's jsonl block, its records with empty related lists, and what it
-depended on. The main process writes the ranking's tables
-meanwhile, then puts each record's list in its block (with_related), and keeps and
-writes the blocks in path order.
+depended on. The main process writes the ranking's tables meanwhile, then, a batch at
+a time as both the linked blocks and the lists have come, puts each record's list in
+its block (with_related), and keeps and writes the blocks in path order.
 
 A worker that misses a result or a summary in the cache (pruned by another errscan
 since the first pass) gives back None for its files, and the main process links them
-itself, scanning again what is missing. A ranking process that gives nothing back
-(killed, say) leaves the ranking to the main process.
+itself, scanning again what is missing. A ranking process that ends before it sent
+every batch's lists (killed, say) leaves the rest of the ranking to the main process.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -86,30 +87,46 @@ class _Missing(Exception):
 
 class RankApart:
     """A first ranking (Ranking.held_ranker's), ranked in a process forked now, while
-    this one goes on. No thread of this process may run as it forks (a pool's threads
-    have ended)."""
+    this one goes on, a group of files at a time: each group's lists are sent as soon
+    as they are ranked, so that this process puts them in the group's blocks while the
+    next groups are ranked. No thread of this process may run as it forks (a pool's
+    threads have ended)."""
 
-    def __init__(self, ranker: Callable[[], related.Ranker]) -> None:
+    def __init__(self, ranker: Callable[[], related.Ranker], groups: list[list[str]]) -> None:
+        """`groups`: the paths of each group, in the order this process takes them (that
+        of the ranking's records: Ranker.rank then scores every pair as one call would)."""
         import multiprocessing  # here: a warm replay never forks
 
         background.settle()  # as a pool's start does: no thread of ours runs as it forks
         context = multiprocessing.get_context("fork")
+        self._groups = groups
         self._lists, sent = context.Pipe(duplex=False)
         # a daemon: an interrupted scan's exit ends it, as it ends the pool's workers
-        self._process = context.Process(target=_rank_and_send, args=(ranker, sent), daemon=True)
+        self._process = context.Process(
+            target=_rank_and_send, args=(ranker, groups, sent), daemon=True
+        )
         self._process.start()
         sent.close()
 
-    def result(self) -> related.Updates | None:
-        """The ranked lists, once the process has sent them; None where it ended without
-        (killed, or failing: ranked again here, a failure shows itself there too)."""
-        try:
-            updates: related.Updates = self._lists.recv()
-        except (EOFError, OSError):
-            return None
-        finally:
-            self.close()
-        return updates
+    def results(self, ranker: Callable[[], related.Ranker]) -> Iterator[related.Updates]:
+        """Each group's lists, in order, as the process sends them. Those of the groups
+        it sent nothing of (killed, or failing: a failure shows itself here too) are
+        ranked here by `ranker`'s Ranker, after the groups before them, as the process
+        would have ranked them."""
+        here: related.Ranker | None = None
+        for number, paths in enumerate(self._groups):
+            if not self._lists.closed:
+                try:
+                    yield self._lists.recv()
+                    continue
+                except (EOFError, OSError):
+                    self.close()
+            if here is None:
+                here = ranker()
+                for earlier in self._groups[:number]:
+                    here.rank(earlier)  # the pairs they score, scored as they were
+            yield here.rank(paths)
+        self.close()
 
     def __enter__(self) -> RankApart:
         return self
@@ -126,11 +143,15 @@ class RankApart:
         self._process.join()
 
 
-def _rank_and_send(ranker: Callable[[], related.Ranker], sent: Connection) -> None:
+def _rank_and_send(
+    ranker: Callable[[], related.Ranker], groups: list[list[str]], sent: Connection
+) -> None:
     # a forked worker's signals (scan._worker_init): the main process ends the scan
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    sent.send(ranker().rank())
+    ranking = ranker()
+    for paths in groups:
+        sent.send(ranking.rank(paths))
     sent.close()
 
 

@@ -105,6 +105,11 @@ class Kept:
     error: FileError | None
 
 
+# a file to keep: its entry, what it depended on, its rendered records and their count,
+# and its error
+ToKeep = tuple[BlobEntry, Sequence[str], str, int, FileError | None]
+
+
 class State:
     """One lineage's state, open in a write transaction until `close`, which commits it
     where `finish` was called."""
@@ -281,17 +286,34 @@ class State:
         error: FileError | None,
     ) -> None:
         """One file's rendered records; a file that timed out is kept as one to redo."""
-        sha = "" if error is not None and error.transient else entry.sha
-        reason = None if error is None else json.dumps([error.reason, error.transient])
-        self.db.execute(
+        self.keep_many([(entry, deps, block, count, error)])
+
+    def keep_many(self, files: Sequence[ToKeep]) -> None:
+        """Files' rendered records (keep's arguments; distinct paths), written with one
+        statement each for the files and their dependencies rather than a few per file."""
+        rows = [
+            {
+                "path": entry.path,
+                "sha": "" if error is not None and error.transient else entry.sha,
+                "block": block,
+                "count": count,
+                "error": None if error is None else json.dumps([error.reason, error.transient]),
+            }
+            for entry, _, block, count, error in files
+        ]
+        self.db.executemany(
             "INSERT OR REPLACE INTO file VALUES "
             "(:path, :sha, (SELECT names FROM now WHERE path = :path), :block, :count, :error)",
-            {"path": entry.path, "sha": sha, "block": block, "count": count, "error": reason},
+            rows,
         )  # named: Python 3.12 deprecates numbered placeholders given a sequence (3.14 refuses)
-        if not self.fresh or entry.path in self._kept:  # a first scan's file: none yet
-            self.db.execute("DELETE FROM dep WHERE path = ?", (entry.path,))
-        self._kept.add(entry.path)
-        self.db.executemany("INSERT INTO dep VALUES (?, ?)", ((entry.path, d) for d in deps))
+        # a first scan's files have none yet, unless kept already
+        stale = [(e.path,) for e, *_ in files if not self.fresh or e.path in self._kept]
+        if stale:
+            self.db.executemany("DELETE FROM dep WHERE path = ?", stale)
+        self._kept.update(entry.path for entry, *_ in files)
+        self.db.executemany(
+            "INSERT INTO dep VALUES (?, ?)", [(e.path, d) for e, deps, *_ in files for d in deps]
+        )
 
     def namespaces_changed(self, portions: Sequence[str]) -> bool:
         """Whether the folders read as namespace packages differ from the kept scan's

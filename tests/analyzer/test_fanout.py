@@ -108,11 +108,51 @@ def test_the_first_ranking_is_done_by_a_process_of_its_own_or_here_where_it_dies
     monkeypatch.setattr(related.Ranker, "rank", ranking)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
     pids = rankers.read_text().split()
-    assert len(pids) == 1 and int(pids[0]) != os.getpid()  # once, elsewhere
+    assert len(pids) > 1 and len(set(pids)) == 1  # a batch of files at a time
+    assert int(pids[0]) != os.getpid()  # elsewhere
     rankers.unlink()
     monkeypatch.setattr(fanout, "_rank_and_send", _dies)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
-    assert rankers.read_text().split() == [str(os.getpid())]  # here, once
+    assert set(rankers.read_text().split()) == {str(os.getpid())}  # here
+
+
+@pytest.mark.usefixtures("pooled")
+def test_batches_a_ranking_process_ended_before_are_ranked_here_as_it_would_have(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Where the ranking process ends after some batches' lists, this process ranks the
+    rest (after scoring the pairs of those before, as the process scored them): the
+    output is the same byte for byte."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    real = fanout._rank_and_send
+    rankers = tmp_path / "rankers"
+    real_rank = related.Ranker.rank
+
+    def ranking(self: related.Ranker, paths: Any = None) -> related.Updates:
+        with rankers.open("a") as noted:
+            noted.write(f"{os.getpid()}\n")
+        return real_rank(self, paths)
+
+    sent_groups: list[int] = []
+
+    def one_then_dies(ranker: Any, groups: list[list[str]], sent: Any) -> None:
+        real(ranker, groups[:1], sent)
+        os._exit(9)
+
+    def noting(context: Any, *args: Any, **kwargs: Any) -> None:
+        sent_groups.append(len(args[1]))
+        real_init(context, *args, **kwargs)
+
+    real_init = fanout.RankApart.__init__
+    monkeypatch.setattr(fanout.RankApart, "__init__", noting)
+    monkeypatch.setattr(related.Ranker, "rank", ranking)
+    monkeypatch.setattr(fanout, "_rank_and_send", one_then_dies)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert sent_groups[0] >= 3
+    pids = rankers.read_text().split()
+    here = str(os.getpid())
+    assert pids[0] != here  # the first batch's lists came from the process
+    assert pids[1:] == [here] * sent_groups[0]  # the first again, then the others
 
 
 @pytest.mark.usefixtures("pooled")
@@ -174,18 +214,18 @@ def _dies(*_args: object) -> None:
 
 def test_a_ranking_process_still_at_work_ends_with_its_close() -> None:
     """An interrupted scan's close ends the ranking process (never left behind), and its
-    result is then None."""
+    batches are then ranked here."""
 
     def forever() -> related.Ranker:
         time.sleep(600)
         raise AssertionError("never")
 
-    apart = fanout.RankApart(forever)
+    apart = fanout.RankApart(forever, [["a.py"]])
     started = time.monotonic()
     apart.close()
     assert time.monotonic() - started < 30
     assert not apart._process.is_alive()
-    assert apart.result() is None
+    assert list(apart.results(lambda: related.Ranker(([], [], [], [], [])))) == [[]]
 
 
 def test_a_block_gets_each_record_s_list_in_its_own_line_and_key() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -464,3 +465,30 @@ def test_a_work_tree_s_links_and_odd_files_are_not_read(tmp_path: Path) -> None:
     assert [work_tree.blob(entry) for entry in listing] == [None] * 4
     read = [f.data for f in files.read_files(_git(repo), listing, work_tree)]
     assert read == [text.encode()] * 4
+
+
+def test_a_listing_begun_ahead_of_options_refused_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing begins as soon as the commit is known, before the options are
+    settled: a scan refused for a bad option (or an unreadable setting) ends it."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "a.py", "x = 1\n")
+    commit_all(repo, "one")
+    begun: list[files.Ahead] = []
+    real = files.Ahead.__init__
+
+    def noted(self: files.Ahead, *args: Any) -> None:
+        real(self, *args)
+        begun.append(self)
+
+    monkeypatch.setattr(files.Ahead, "__init__", noted)
+    with pytest.raises(InputError, match="context must be 0 or more lines"):
+        errscan.scan(f"{repo}@HEAD", cache_dir=tmp_path / "cache", context=-1)
+    with pytest.raises(InputError, match="unknown kind 'boom'"):
+        errscan.scan(f"{repo}@HEAD", cache_dir=tmp_path / "cache", kinds=["boom"])
+    assert len(begun) == 2
+    for ahead in begun:
+        assert ahead.output.closed and ahead.errors.closed and ahead._proc.poll() is not None
