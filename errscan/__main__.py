@@ -27,6 +27,12 @@ def main() -> int:
         code = launch.answer(sys.argv[1:])
         if code is not None:
             return code
+        # A scan ahead, which tunes the collector so (api.tune_allocator): what loads
+        # until then lives as long as the process, and collecting the young generation
+        # every 700 objects it makes (some fifty times) only costs time.
+        import gc
+
+        gc.set_threshold(100_000, 50, 100)
     from errscan.cli import main as cli_main
 
     return cli_main()

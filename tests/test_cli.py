@@ -77,6 +77,32 @@ def test_version_loads_nothing_but_the_package(flag: str) -> None:
     assert main([flag]) == 0
 
 
+_THRESHOLDS = """
+import gc, sys
+sys.argv = ["errscan", *sys.argv[1:]]
+import errscan.cli
+errscan.cli.main = lambda: print(*gc.get_threshold()) or 0  # as the command loads
+from errscan.__main__ import main
+main()
+"""
+
+
+def test_a_scan_loads_its_modules_with_the_collector_tuned_as_the_scan_tunes_it(
+    tmp_path: Path,
+) -> None:
+    """`extract` run afresh loads click and the pipeline with the young generation
+    collected every 100,000 objects, as a scan sets it (api.tune_allocator), not every
+    700; another command keeps Python's default."""
+    cache = str(tmp_path / "cache")
+    env = {**os.environ, "ERRSCAN_CACHE_DIR": cache}
+    for argv, expected in ((["extract", "nowhere@HEAD"], "100000 50 100"), (["show"], "700 10 10")):
+        done = subprocess.run(
+            [sys.executable, "-c", _THRESHOLDS, *argv],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        assert done.stdout.split("\n")[-2] == expected, done.stderr
+
+
 def test_importing_errscan_loads_the_api_on_first_use() -> None:
     import errscan.api
 

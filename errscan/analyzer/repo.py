@@ -18,7 +18,7 @@ from errscan.analyzer.gitcmd import (
     GitError,
     discover,
     discover_commit,
-    origin_url,
+    discover_commit_and_origin,
     rev_parse,
 )
 from errscan.errors import InputError
@@ -147,13 +147,18 @@ def resolve(target: Target, cache_dir: Path, name: str | None = None) -> Commit:
     local = _local_path(target.repo)
     if local is not None:
         rev = target.rev or "HEAD"
-        # one git command where both are found; else asked one at a time, to say which
-        found = discover_commit(str(local), rev) if local.is_dir() else None
+        # one git command where both are found (and another at once for the origin
+        # remote, which names the repository unless `name` does); else asked one at a
+        # time, to say which
+        found, origin = None, None
+        if local.is_dir() and name:
+            found = discover_commit(str(local), rev)
+        elif local.is_dir():
+            found, origin = discover_commit_and_origin(str(local), rev)
         if found is None:
             _open_local(local)  # not a repository: says so
             raise InputError(f"unknown revision {rev!r} in {target.repo}")
         repo, sha = Git(found[0], scanned=True), found[1]
-        origin = None if name else origin_url(repo)
         shown, web = display_name(name or _local_name(repo, origin or ""))
         return Commit(repo.git_dir, sha, shown, web, True, str(local), rev, origin)
     url = _remote_url(target.repo)

@@ -92,20 +92,15 @@ def extract(
     made: dict[str, tuple[set[str | None], set[str | None]]] = {}
     local_imports: list[ast.stmt] = []
     for node, frame in _walk(tree, local_imports):
-        if isinstance(node, (ast.Return, ast.Raise)) and frame.scope[-1:] == ("<locals>",):
-            value = node.value if isinstance(node, ast.Return) else node.exc
-            held = exception.with_a_traceback(value)
-            value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
-            if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
-                value = _assigned_call(frame.body, value.id, src.walrus_in(frame.body))
-            callee = value.func if isinstance(value, ast.Call) else None
-            built = unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
-            if held is not None and not _made_here(frame.body, held, src.walrus_in(frame.body)):
-                # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
-                built = exception.RAISED_BEFORE
+        kind = type(node)  # exact: a parsed tree holds no subclass of a node class
+        if (kind is ast.Return or kind is ast.Raise) and frame.scope[-1:] == ("<locals>",):
             returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
-            (returned if isinstance(node, ast.Return) else raised).add(built)
-        if not isinstance(node, ast.Return) and (site := reader.site(node, frame)):
+            # a factory returns one thing, or raises one where it returns nothing: past
+            # two things returned, or two raised, what the others are changes nothing
+            chosen = returned if kind is ast.Return else raised
+            if len(returned) < 2 and len(chosen) < 2:
+                chosen.add(_built(cast(ast.Return | ast.Raise, node), frame, src))
+        if kind is not ast.Return and (site := reader.site(node, frame)):
             sites.append(site)
     ignored = _ignored_lines(src.text)
     if ignored:
@@ -129,6 +124,22 @@ def extract(
         factories = [(f, _held_by(f, built, attributes)) for f, built in factories]
     local_imports.sort(key=lambda stmt: (stmt.lineno, stmt.col_offset))
     return Extracted(sites, factories, local_imports)
+
+
+def _built(node: ast.Return | ast.Raise, frame: _Frame, src: Source) -> str | None:
+    """What a function's `return` or `raise` gives by calling something: the callee as
+    written, RAISED_BEFORE for an exception it did not make, else None."""
+    value = node.value if isinstance(node, ast.Return) else node.exc
+    held = exception.with_a_traceback(value)
+    value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
+    if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
+        value = _assigned_call(frame.body, value.id, src.walrus_in(frame.body))
+    callee = value.func if isinstance(value, ast.Call) else None
+    built = unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
+    if held is not None and not _made_here(frame.body, held, src.walrus_in(frame.body)):
+        # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
+        return exception.RAISED_BEFORE
+    return built
 
 
 def _through_attribute(built: str) -> bool:

@@ -138,7 +138,8 @@ class Source:
 
 def unparse(node: ast.AST) -> str:
     """ast.unparse(node), where a name or a dotted name (`errors.ArgumentError`, the
-    commonest by far) is written without the cost of the unparser."""
+    commonest by far), or one of a call without arguments (`super().clean`), is written
+    without the cost of the unparser."""
     names: list[str] = []
     inner = node
     while isinstance(inner, ast.Attribute):
@@ -146,6 +147,14 @@ def unparse(node: ast.AST) -> str:
         inner = inner.value
     if isinstance(inner, ast.Name):
         names.append(inner.id)
+        return ".".join(reversed(names))
+    if (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and not inner.args
+        and not inner.keywords
+    ):  # `super().clean`, the commonest of the rest
+        names.append(f"{inner.func.id}()")
         return ".".join(reversed(names))
     return canonical(node)
 

@@ -225,3 +225,29 @@ def test_one_command_finds_the_git_directory_and_the_commit(tmp_path: Path) -> N
     assert gitcmd.discover_commit(str(root), "no-such-branch") is None
     assert gitcmd.discover_commit(str(root), "HEAD:a.py") is None  # a blob, not a commit
     assert gitcmd.discover_commit(str(tmp_path), "HEAD") is None  # no repository
+
+
+def test_the_commit_and_the_origin_remote_asked_at_once_are_as_asked_in_turn(
+    tmp_path: Path,
+) -> None:
+    """discover_commit_and_origin gives what discover_commit, then origin_url of the
+    repository found, give: from the folder itself or one inside it, with or without an
+    origin remote; and no commit where there is no repository or no such revision."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "a.py", "raise ValueError('a')\n")
+    commit_all(root, "one")
+    inside = root / "sub"
+    inside.mkdir()
+
+    for origin in (None, "https://github.com/o/n.git"):
+        if origin is not None:
+            git(root, "remote", "add", "origin", origin)
+        for path, rev in ((root, "HEAD"), (inside, "main")):
+            found, remote = gitcmd.discover_commit_and_origin(str(path), rev)
+            assert found is not None and found == gitcmd.discover_commit(str(path), rev)
+            assert remote == gitcmd.origin_url(gitcmd.Git(found[0], scanned=True))
+            assert remote == (origin or "")
+        for path, rev in ((root, "nope"), (tmp_path, "HEAD")):  # the origin is not asked of
+            assert gitcmd.discover_commit_and_origin(str(path), rev)[0] is None
