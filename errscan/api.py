@@ -427,8 +427,7 @@ class Scan:
             fanout.hold(None)  # the workers have theirs: this process lets go of it
             if held is not None:
                 held.results = {}
-        work = ([entry.path for entry in batch] for batch in batches)
-        linked_by_pool = scanner.submit(fanout.link_files, work)
+        linked_by_pool = scanner.submit(fanout.link_files, apart.groups)  # batches' paths
         kept.ranking.settle()  # while the workers link and `apart` ranks
         # each batch's lists as `apart` ranked them (or this process, where it gave none)
         ranked = apart.results(kept.ranking.held_ranker)

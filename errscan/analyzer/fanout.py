@@ -99,7 +99,7 @@ class RankApart:
 
         background.settle()  # as a pool's start does: no thread of ours runs as it forks
         context = multiprocessing.get_context("fork")
-        self._groups = groups
+        self.groups = groups
         self._lists, sent = context.Pipe(duplex=False)
         # a daemon: an interrupted scan's exit ends it, as it ends the pool's workers
         self._process = context.Process(
@@ -114,7 +114,7 @@ class RankApart:
         ranked here by `ranker`'s Ranker, after the groups before them, as the process
         would have ranked them."""
         here: related.Ranker | None = None
-        for number, paths in enumerate(self._groups):
+        for number, paths in enumerate(self.groups):
             if not self._lists.closed:
                 try:
                     yield self._lists.recv()
@@ -123,7 +123,7 @@ class RankApart:
                     self.close()
             if here is None:
                 here = ranker()
-                for earlier in self._groups[:number]:
+                for earlier in self.groups[:number]:
                     here.rank(earlier)  # the pairs they score, scored as they were
             yield here.rank(paths)
         self.close()

@@ -195,9 +195,7 @@ def discover_commit_and_origin(path: str, rev: str) -> tuple[tuple[str, str] | N
         [_discover_commit_argv(path, rev), ["git", "--no-pager", "-C", path, *_ORIGIN]],
         environment(scanned=True),
     )
-    if remote is None or remote[0] != 0:
-        return _discovered(found), ""
-    return _discovered(found), remote[1].decode("utf-8", "replace").strip()
+    return _discovered(found), _origin(remote) or ""
 
 
 def check_commit(
@@ -210,10 +208,16 @@ def check_commit(
     if origin_of is not None:
         commands.append(Git(origin_of, scanned=True)._argv(_ORIGIN))
     found, *remote = outputs(commands, environment(scanned=True))
-    if not remote or remote[0] is None:
-        return _discovered(found), None
-    status, out = remote[0]
-    return _discovered(found), out.decode("utf-8", "replace").strip() if status == 0 else ""
+    return _discovered(found), _origin(remote[0]) if remote else None
+
+
+def _origin(answer: tuple[int, bytes] | None) -> str | None:
+    """The origin remote in `git config --get`'s answer, as origin_url gives it ("" where
+    git found none); None where git could not be asked."""
+    if answer is None:
+        return None
+    status, out = answer
+    return out.decode("utf-8", "replace").strip() if status == 0 else ""
 
 
 def _discover_commit_argv(path: str, rev: str) -> list[str]:

@@ -131,15 +131,14 @@ def _built(node: ast.Return | ast.Raise, frame: _Frame, src: Source) -> str | No
     written, RAISED_BEFORE for an exception it did not make, else None."""
     value = node.value if isinstance(node, ast.Return) else node.exc
     held = exception.with_a_traceback(value)
+    if held is not None and not _made_here(frame.body, held, src.walrus_in(frame.body)):
+        # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
+        return exception.RAISED_BEFORE
     value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
     if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
         value = _assigned_call(frame.body, value.id, src.walrus_in(frame.body))
     callee = value.func if isinstance(value, ast.Call) else None
-    built = unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
-    if held is not None and not _made_here(frame.body, held, src.walrus_in(frame.body)):
-        # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
-        return exception.RAISED_BEFORE
-    return built
+    return unparse(callee) if isinstance(callee, (ast.Name, ast.Attribute)) else None
 
 
 def _through_attribute(built: str) -> bool:
