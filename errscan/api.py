@@ -449,6 +449,7 @@ class Scan:
                     done_here.append(_Done(None, block, len(item.ids), item.error))
                 kept.keep_many(to_keep)
             yield from map(self._counted, done_here)
+        scanner.retire()  # every batch is linked: the workers end while this process ends
         kept.ranking.finish_held()
 
     def _counted(self, done: _Done) -> _Done:

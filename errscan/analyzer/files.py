@@ -10,7 +10,7 @@ import os
 import re
 import stat
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import IO, Any, TypeVar
@@ -59,6 +59,32 @@ class Filters:
         if self.include and not any(matches(path, glob) for glob in self.include):
             return False
         return not any(matches(path, glob) for glob in self.exclude)
+
+    def chooser(self) -> Callable[[str], bool]:
+        """`wants`, quicker over many paths: where no glob or pytest setting applies, the
+        answer for a path is its folder's (a test or vendored folder in it), asked once
+        per folder, and its name's (a test file's name, a Python suffix)."""
+        if self.include or self.exclude or self.test_paths or self.pytest_paths or self.test_files:
+            return self.wants
+        folders: dict[str, bool] = {}
+        tests, vendored = not self.include_tests, not self.include_vendored
+
+        def wants(path: str) -> bool:
+            folder, _, name = path.rpartition("/")
+            if not name.endswith(_SUFFIXES):
+                return False
+            if tests and (name in ("conftest.py", "conftest.pyi") or _test_name(name)):
+                return False
+            taken = folders.get(folder)
+            if taken is None:
+                parts = folder.split("/")
+                taken = folders[folder] = not (
+                    (tests and not _TEST_DIRS.isdisjoint(parts))
+                    or (vendored and not _VENDORED_DIRS.isdisjoint(parts))
+                )
+            return taken
+
+        return wants
 
     def is_test(self, path: str) -> bool:
         """Test code: by the fixed rules (is_test), a test-paths glob, or the scanned
@@ -152,6 +178,10 @@ def is_test(path: str) -> bool:
     *folders, name = path.split("/")
     if _TEST_DIRS.intersection(folders) or name in ("conftest.py", "conftest.pyi"):
         return True
+    return _test_name(name)
+
+
+def _test_name(name: str) -> bool:
     stem = name.rsplit(".", 1)[0]
     return stem.startswith("test_") or stem.endswith("_test")
 
@@ -411,6 +441,7 @@ def _wanted(
     check such a tree out; a crafted one holds it), is not read: it goes to `refused`.
     """
     globs = (*filters.include, *filters.exclude)
+    wants = filters.chooser()
     for record in records:
         if hits is None and not record.endswith(_RAW_SUFFIXES):
             continue  # not a Python file (nor a glob to count its matches)
@@ -427,7 +458,7 @@ def _wanted(
         if hits is not None:
             # a glob is matched once: after that it is not tried again for the warning
             hits.update(g for g in globs if g not in hits and matches(path, g))
-        if not filters.wants(path):
+        if not wants(path):
             continue
         reason = _unsafe_name(path, utf8)
         if reason is not None:

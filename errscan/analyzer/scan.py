@@ -513,8 +513,12 @@ class Scanner:
         return self._pool is not None
 
     def close(self) -> None:
+        """End the workers, at once or after `retire`, and wait for them."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._retiring is not None:
+            self._retiring.join()
+            self._retiring = None
 
     def __enter__(self) -> Scanner:
         return self

@@ -55,6 +55,36 @@ def test_area(path: str, area: str) -> None:
     assert files.area(path) == area
 
 
+_PARTS = ["pkg", "tests", "test", "_vendor", "vendor", "third_party", "extern", "src", "a.b"]
+_NAMES = ["a.py", "a.pyi", "test_a.py", "a_test.py", "conftest.py", "conftest.pyi", "a.txt",
+          "test_a.pyi", "a_test.txt", "tests.py", "py", ".py"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    paths=st.lists(
+        st.tuples(st.lists(st.sampled_from(_PARTS), max_size=3), st.sampled_from(_NAMES)),
+        min_size=1,
+        max_size=12,
+    ),
+    include_tests=st.booleans(),
+    include_vendored=st.booleans(),
+)
+def test_a_listing_s_chooser_answers_as_wants(
+    paths: list[tuple[list[str], str]], include_tests: bool, include_vendored: bool
+) -> None:
+    """The listing asks each folder once where no glob applies (Filters.chooser): the
+    same answers as `wants`, path by path, whatever came before."""
+    filters = Filters(include_tests=include_tests, include_vendored=include_vendored)
+    chooser = filters.chooser()
+    assert chooser != filters.wants  # the quicker one, where no glob applies
+    for folders, name in paths:
+        path = "/".join([*folders, name])
+        assert chooser(path) is filters.wants(path), path
+    globbed = Filters(exclude=("pkg",))
+    assert globbed.chooser() == globbed.wants
+
+
 def test_filters() -> None:
     default = Filters()
     assert default.wants("a.py") and default.wants("a.pyi")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -137,3 +139,19 @@ def test_a_summary_read_whole_again_keeps_to_the_time_limit(
 
     monkeypatch.setattr(scan, "_scan", slow)
     assert scan.complete("m.py", entry, read, 3, 0.2, None) is None  # type: ignore[arg-type]
+
+
+def test_a_retired_pool_is_waited_for_when_the_scanner_closes() -> None:
+    """A first scan retires its linking workers as the last batch comes back, and closes
+    the scanner later: the close waits for the workers and the pool's manager thread,
+    which the pool itself forgets once told to shut down without waiting."""
+    scanner = scan.Scanner(2, 2)
+    assert scanner._pool is not None
+    assert list(scanner.map(abs, [-1, -2, 3])) == [1, 2, 3]
+    processes = list(scanner._pool._processes.values())
+    thread = cast(threading.Thread, scanner._pool._executor_manager_thread)
+    assert thread is not None and thread.is_alive()
+    scanner.retire()
+    scanner.close()
+    assert not thread.is_alive()
+    assert processes and all(process.exitcode == 0 for process in processes)
