@@ -481,6 +481,7 @@ class Scanner:
         self._pool = ProcessPoolExecutor(
             self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)
         )
+        _widen_pipes(self._pool)
         self._pool.submit(int).result()
 
     def retire(self) -> None:
@@ -584,6 +585,29 @@ class Scanner:
                 yield from _drain(pending.popleft())
         while pending:
             yield from _drain(pending.popleft())
+
+
+_PIPE_BYTES = 1 << 20  # Linux's most for a user's pipe, unless raised (fs.pipe-max-size)
+
+
+def _widen_pipes(pool: ProcessPoolExecutor) -> None:
+    """Let the pool's pipes hold a whole batch, and a whole batch's results (some 200 KB
+    each: held sites and summaries): a worker then hands its results back and takes its
+    next batch without waiting for this process's threads to read or write them a 64 KB
+    pipe at a time. Those threads run when the main thread lets them have the GIL, and
+    Django's workers waited 15 to 35 ms each so over a first pass. Linux only; where the
+    pipes cannot grow (the user's pipe memory used up), they stay as they are."""
+    import fcntl
+
+    grow = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if grow is None:
+        return
+    # private, the same on Python 3.10 to 3.13: a multiprocessing Queue and SimpleQueue
+    for queue in (getattr(pool, "_call_queue", None), getattr(pool, "_result_queue", None)):
+        reader = getattr(queue, "_reader", None)
+        if reader is not None:
+            with contextlib.suppress(OSError, ValueError):
+                fcntl.fcntl(reader.fileno(), grow, _PIPE_BYTES)
 
 
 def _without_data(source_file: SourceFile) -> SourceFile:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import sys
 import threading
@@ -155,3 +156,20 @@ def test_a_retired_pool_is_waited_for_when_the_scanner_closes() -> None:
     scanner.close()
     assert not thread.is_alive()
     assert processes and all(process.exitcode == 0 for process in processes)
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_a_pool_s_pipes_hold_a_whole_batch_and_its_results() -> None:
+    """A worker hands back some 200 KB of results per batch: through a 64 KB pipe it
+    would wait, a pipe's worth at a time, for this process's threads to read them."""
+    with open("/proc/sys/fs/pipe-max-size") as limit:
+        most = int(limit.read())
+    scanner = scan.Scanner(2, 2)
+    try:
+        assert scanner._pool is not None
+        pipes = [scanner._pool._call_queue._reader, scanner._pool._result_queue._reader]  # type: ignore[attr-defined]
+        sizes = [fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) for pipe in pipes]
+        assert sizes == [min(most, 1 << 20)] * 2
+        assert list(scanner.map(abs, [-1, 2])) == [1, 2]
+    finally:
+        scanner.close()
