@@ -208,11 +208,14 @@ class Ranking:
         db.execute("CREATE TEMP TABLE IF NOT EXISTS old_df (word TEXT PRIMARY KEY, n INTEGER)")
         db.execute("DELETE FROM touched")
         db.execute("DELETE FROM old_df")
-        self._recs: list[tuple[str, str, int, str]] = []
+        # records to write: id, path, seq and features, as their JSON text where it was
+        # made already (to compare with a kept record's), else as they are (dumped as
+        # they are written: a first scan's, after the ranking process has forked)
+        self._recs: list[tuple[str, str, int, str | Sequence[Any]]] = []
         self._words: list[tuple[str, str]] = []
         # a first ranking's records, as written to the tables (and their features), the
         # keys of each, and how many records use each word
-        self._held: list[tuple[str, str, int, str, Sequence[Any]]] | None = [] if fresh else None
+        self._held: list[tuple[str, str, int, Sequence[Any]]] | None = [] if fresh else None
         self._held_keys: list[tuple[str, str]] | None = None  # made once, when first asked
         self._held_counts: Counter[str] = Counter()
         self._unindexed = fresh
@@ -265,14 +268,16 @@ class Ranking:
         self._make_deferred()
         moved = []
         for seq, (rid, feature) in enumerate(records):
-            text = json.dumps(list(feature))
-            if had.get(rid) == text:
-                del had[rid]
-                moved.append((seq, rid))
-                continue
-            self._recs.append((rid, path, seq, text))
+            written: str | Sequence[Any] = feature
+            if had:
+                written = json.dumps(list(feature))
+                if had.get(rid) == written:
+                    del had[rid]
+                    moved.append((seq, rid))
+                    continue
+            self._recs.append((rid, path, seq, written))
             if self._held is not None:  # its words written only if it stops being held
-                self._held.append((rid, path, seq, text, feature))
+                self._held.append((rid, path, seq, feature))
             else:
                 for word in feature[3]:  # type: ignore[attr-defined]
                     self._words.append((str(word), rid))
@@ -311,7 +316,10 @@ class Ranking:
         """Write the added records a few thousand at a time: one statement per table."""
         self._db.executemany(
             "INSERT OR REPLACE INTO rec (id, path, seq, feature, dirty) VALUES (?, ?, ?, ?, 1)",
-            self._recs,
+            [
+                (rid, path, seq, text if isinstance(text, str) else json.dumps(list(text)))
+                for rid, path, seq, text in self._recs
+            ],
         )
         self._db.executemany("INSERT INTO word VALUES (?, ?)", self._words)
         self._count(Counter(w for w, _ in self._words), +1)
@@ -385,7 +393,7 @@ class Ranking:
             (
                 [
                     (_entry_of(rid, path, seq, feature), "[]", 1)
-                    for rid, path, seq, _, feature in self._held or []
+                    for rid, path, seq, feature in self._held or []
                 ],
                 [(rid, key) for key, rid in postings],
                 [(key, rid) for key, rid in postings if counted[key] <= _COMMON],
