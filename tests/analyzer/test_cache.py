@@ -345,3 +345,28 @@ def test_a_read_marks_only_entries_not_marked_within_the_hour(tmp_path: Path) ->
     db.set_trace_callback(None)
     assert not [statement for statement in written if not statement.startswith("SELECT")]
     results.close()
+
+
+def test_pruning_sums_the_entries_only_where_the_file_could_be_over(tmp_path: Path) -> None:
+    """Every scan that adds results prunes: under budget by the file's own pages, it
+    reads no row (summing them read every page of the cache); over, it drops the least
+    recently used entries until the rest fit."""
+    results = cache.ResultCache(tmp_path / "results.sqlite", "digest")
+    try:
+        encoded = (b"x" * 3000, b"{}", b"[[], []]", b"[]")
+        results.put_many([(f"blob{n}", encoded) for n in range(8)])
+        db = results._db
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        file_bytes = pages * db.execute("PRAGMA page_size").fetchone()[0]
+        held = results.info().bytes
+        assert 0 < held < file_bytes
+        statements: list[str] = []
+        db.set_trace_callback(statements.append)
+        assert results.prune(file_bytes) == 0
+        db.set_trace_callback(None)
+        assert not any("FROM results" in statement for statement in statements), statements
+        assert results.prune(held) == 0  # within the budget, counted
+        assert results.prune(held - 1) == 1
+        assert results.info().entries == 7
+    finally:
+        results.close()
