@@ -706,7 +706,8 @@ def export(
             kept(running._source, running.cache_root, entry)
         return ScanStats(files, sites, file_errors, running.elapsed)
     with store.recorder(entry) as recorder:
-        outfile.write_bytes(recorder.tee(output.render(running, fmt, __version__)), path, out)
+        rendered = recorder.tee(output.render(running, fmt, __version__))
+        outfile.write_bytes(rendered, path, out, behind=background.run)
         if not any(error.transient for error in running.file_errors):
             recorder.stats = running.stats  # an output with a time-out is not kept
     replay.prune(store, replay.DEFAULT_MAX_BYTES)

@@ -5,6 +5,7 @@ answered from its stored output (errscan.launch) loads nothing it does not use."
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import zlib
@@ -15,7 +16,7 @@ from errscan.tempname import mkstemp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from io import FileIO
     from typing import IO, TextIO
 
@@ -32,12 +33,18 @@ def check_writable(path: Path) -> None:
 
 
 def write_bytes(
-    chunks: Iterable[bytes], path: Path | None, stream: TextIO, same: Same | None = None
+    chunks: Iterable[bytes],
+    path: Path | None,
+    stream: TextIO,
+    same: Same | None = None,
+    behind: Callable[[Callable[[], None]], None] | None = None,
 ) -> None:
     """Text already encoded as UTF-8 (a replayed output, copied as it is: no decoding
     and encoding again) to `stream`, or atomically to `path`, as output.write_chunks.
     `same`: the size and CRC-32 of what the chunks hold, where known (a stored output):
-    a file at `path` that holds those bytes already is left as it is, not written again."""
+    a file at `path` that holds those bytes already is left as it is, not written again.
+    `behind`: what runs work behind the caller (background.run), given the freeing of
+    the file replaced (opened)."""
     if path is None:
         buffer = getattr(stream, "buffer", None)
         stream.flush()
@@ -50,7 +57,7 @@ def write_bytes(
         return
     if same is not None and holds(path, same):
         return
-    with opened(path) as out:
+    with opened(path, behind) as out:
         for chunk in chunks:
             out.write(chunk)
 
@@ -95,13 +102,19 @@ def _equal(found: FileIO, data: bytes) -> bool:
 
 
 @contextlib.contextmanager
-def opened(path: Path) -> Iterator[IO[bytes]]:
+def opened(
+    path: Path, behind: Callable[[Callable[[], None]], None] | None = None
+) -> Iterator[IO[bytes]]:
     """`path` to write bytes to: in place for a device or a pipe, else a temp file beside
     it, renamed over it once all is written (removed if not). A reader sees the old file
     or the new one whole, and an interrupted write leaves the old one. Like rsync's and
     mypy's, the file is not synced to the disk before its rename: an fsync cost a scan
     some 15 ms of waiting on the disk, against a machine's crash (where ext4 and btrfs
-    flush a file renamed over another on their own)."""
+    flush a file renamed over another on their own).
+
+    The rename frees the old file's blocks, which took ext4 7 ms for Django's 5 MB
+    output: with `behind` (background.run), the old file is held open across the rename
+    and let go of by work run behind the caller, so that the freeing is done there."""
     if path.exists() and not path.is_file():
         with open(path, "wb") as special:
             yield special
@@ -113,11 +126,35 @@ def opened(path: Path) -> Iterator[IO[bytes]]:
         os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "wb") as out:
             yield out
+        old = _held_open(path) if behind is not None else None
         os.replace(tmp, path)
+        if old is not None and behind is not None:
+            behind(functools.partial(_let_go, old))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _held_open(path: Path) -> int | None:
+    """A descriptor of the regular file at `path`, where there is one to open."""
+    try:
+        # without waiting: what is there now may be a named pipe put in its place
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _let_go(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _file_mode(path: Path) -> int:

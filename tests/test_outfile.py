@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from errscan import outfile
@@ -32,3 +34,36 @@ def test_a_named_pipe_is_not_read_while_nobody_writes_it(tmp_path: Path) -> None
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     assert not outfile.holds(pipe, (3, zlib.crc32(b"abc"), b"abc"))
+
+
+def test_the_replaced_file_is_let_go_of_behind_the_writer(tmp_path: Path) -> None:
+    """Renaming over a large file frees its blocks in the rename (7 ms for a 5 MB output on
+    ext4): given `behind`, the old file is held open across the rename, and the work
+    given to `behind` lets go of it, so that the freeing is done there."""
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old\n" * 1000)
+    old_inode = target.stat().st_ino
+    later: list[Callable[[], None]] = []
+    outfile.write_bytes([b"new\n"], target, io.StringIO(), behind=later.append)
+    assert target.read_bytes() == b"new\n"
+    assert len(later) == 1
+    held = [
+        fd
+        for fd in map(int, os.listdir("/proc/self/fd"))
+        if _inode(fd) == old_inode  # the replaced file, open here until let go of
+    ]
+    assert held
+    later[0]()
+    assert all(_inode(fd) != old_inode for fd in held)
+    # nothing to let go of where no file was replaced, nor without `behind`
+    fresh = tmp_path / "fresh.jsonl"
+    outfile.write_bytes([b"x\n"], fresh, io.StringIO(), behind=later.append)
+    outfile.write_bytes([b"y\n"], fresh, io.StringIO())
+    assert len(later) == 1 and fresh.read_bytes() == b"y\n"
+
+
+def _inode(fd: int) -> int | None:
+    try:
+        return os.fstat(fd).st_ino
+    except OSError:
+        return None
