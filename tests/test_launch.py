@@ -249,6 +249,10 @@ def test_the_build_signature_follows_every_source(
     (package / "a.py").write_text("A = 2\n")
     seen.add(build.signature())
     assert len(seen) == 4
+    (package / "sub" / "__pycache__").mkdir()
+    (package / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
+    assert build.signature() in seen  # bytecode is not a source
+    assert [path.name for path in build._sources()] == ["a.py", "b.py"]
     ident = build.ident()
     (package / "a.py").write_text("A = 3\n")
     assert build.ident() != ident
