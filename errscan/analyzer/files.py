@@ -265,6 +265,11 @@ class Listing:
     def mark(self, paths: Iterable[str]) -> None:
         self.db.executemany("UPDATE file SET marked = 1 WHERE path = ?", ((p,) for p in paths))
 
+    def mark_between(self, first: str, last: str) -> None:
+        """Mark every file from `first` to `last` by path (a first scan marks them all:
+        one statement, rather than one a file)."""
+        self.db.execute("UPDATE file SET marked = 1 WHERE path BETWEEN ? AND ?", (first, last))
+
     def marked(self) -> Iterator[BlobEntry]:
         """The marked entries, largest first (by path where sizes tie)."""
         rows = self.db.execute(

@@ -77,7 +77,10 @@ def prepare(
             else:
                 picked.append(entry.path)
                 size += entry.size
-        listing.mark(picked)
+        if len(picked) == len(chunk) and picked:  # every file of a run of paths
+            listing.mark_between(picked[0], picked[-1])
+        else:
+            listing.mark(picked)
         todo += len(picked)
     done = len(listing) - todo
     if progress is not None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
-from errscan.analyzer import files
+from errscan.analyzer import cache, files, scan
 from errscan.analyzer.files import BlobEntry, Filters, Listing, is_test, list_files
 from errscan.analyzer.gitcmd import Git
 from errscan.errors import InputError
@@ -201,6 +201,57 @@ def test_a_listing_is_read_a_page_at_a_time_between_other_queries(
     assert seen == [(name, name) for name in names]
     assert [e.path for e in listing.marked()] == names[::-1]
     listing.close()
+
+
+def test_a_run_of_paths_is_marked_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first scan scans every file: each chunk of the listing, a run of paths in its
+    order, is marked by one statement (mark_between), the same files as one a path."""
+    names = ["a-b.py", "a.b.py", "a/b.py", "a0.py", "\u00e9/x.py", "z.py", "a/b/c.py", "ab.py"]
+    listing = Listing((name, f"{i:040x}", i) for i, name in enumerate(names))
+    ordered = list(listing.paths())
+    assert ordered == sorted(names, key=lambda name: name.encode())
+    listing.mark_between(ordered[1], ordered[5])
+    assert {e.path for e in listing.marked()} == set(ordered[1:6])
+    listing.close()
+    monkeypatch.setattr(scan, "_CHUNK", 3)
+    marks: list[str] = []
+    kinds = Listing((name, f"{i:040x}", i) for i, name in enumerate(names))
+    for method in ("mark", "mark_between"):
+        monkeypatch.setattr(Listing, method, _noting(marks, method, getattr(Listing, method)))
+    results = cache.ResultCache.in_memory("digest", 2)
+    hit = cache.encode(scan.scan_file("a.b.py", b"x = 1\n", 2))
+    results.put_many([(f"{1:040x}", hit)])  # a.b.py's, stored
+    monkeypatch.setattr(scan, "Scanner", lambda *a, **k: _Stop())
+    with pytest.raises(_Halt):
+        scan.prepare(lambda entries: iter(()), kinds, results, 2, 2, None, None, _noted)
+    # the chunk with a file stored: a path at a time
+    assert marks == ["mark", "mark_between", "mark_between"]
+    assert {e.path for e in kinds.marked()} == set(ordered) - {names[1]}
+    kinds.close()
+
+
+def _noting(marks: list[str], name: str, real: Any) -> Any:
+    def noted(self: Listing, *args: Any) -> Any:
+        marks.append(name)
+        return real(self, *args)
+
+    return noted
+
+
+class _Halt(Exception):
+    pass
+
+
+class _Stop:
+    def scanned(self, *_a: object) -> None:
+        raise _Halt
+
+    def close(self) -> None:
+        pass
+
+
+def _noted(*_a: object) -> None:
+    pass
 
 
 def test_a_listing_read_in_chunks_misses_no_file(tmp_path: Path) -> None:
