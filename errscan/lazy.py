@@ -23,8 +23,9 @@ class LazyModule(ModuleType):
     def __getattr__(self, attr: str) -> Any:
         name = self.__dict__["_lazy_target"]
         # sys.modules first: import_module's own lookup costs some microseconds a read,
-        # which a scan makes thousands of
+        # which a scan makes thousands of; but a module another thread is still loading
+        # (api._load_stages) is there half made, and import_module waits for it
         module = sys.modules.get(name)
-        if module is None:
+        if module is None or getattr(module.__spec__, "_initializing", False):
             module = importlib.import_module(name)
         return getattr(module, attr)
