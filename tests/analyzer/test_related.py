@@ -257,3 +257,16 @@ def test_a_record_s_weights_are_the_same_on_every_python() -> None:
     norm = math.sqrt(math.fsum(weights[w] ** 2 for w in words))
     assert norm != 1.0  # what a plain left-to-right sum gives
     assert related._weights(words, weights) == {w: v / norm for w, v in weights.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.tuples(st.text(), st.lists(st.text()), st.lists(st.text()), st.lists(st.text())),
+        st.lists(st.one_of(st.text(), st.integers(), st.none(), st.lists(st.text())), max_size=5),
+    )
+)
+def test_a_feature_s_text_is_what_json_writes(feature: Any) -> None:
+    """The tables keep each record's features as JSON: written directly for features as
+    related.features makes them, as json.dumps would for any other shape."""
+    assert related.feature_text(feature) == json.dumps(list(feature))
