@@ -57,6 +57,12 @@ COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON
 DEFAULT_MAX_STATES = 64
 _LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going private
 _STAGED = 2000  # files' names staged before they are written
+# A new state file's pages: a first scan writes every file's rendered records (Django's:
+# 5 MB, mostly blocks of a few KB), in a quarter as many pages as SQLite's default 4 KB
+# would take, each block in fewer overflow pages (Django's keep: 13.7 ms in 4 KB pages,
+# 6.4 ms in 16 KB, the rows alone). A later scan's few changed pages weigh 16 KB each in
+# the write-ahead log.
+_PAGE_BYTES = 16384
 
 
 def mark_commit(block: str, commit: str, web: str | None) -> str:
@@ -404,6 +410,8 @@ def _connect(path: Path | None, wait: float) -> sqlite3.Connection:
             db.execute("PRAGMA main.cache_size = -1024")
             db.execute("PRAGMA temp.cache_size = -256")
             if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                if new:  # before any table: a page size is the file's from its start
+                    db.execute(f"PRAGMA page_size = {_PAGE_BYTES}")
                 db.execute("BEGIN IMMEDIATE")
                 for (table,) in db.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table'"

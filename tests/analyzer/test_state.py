@@ -455,3 +455,24 @@ def test_sql_names_its_placeholders_or_numbers_none() -> None:
 
 
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b")
+
+
+def test_a_new_state_file_is_made_of_16_kb_pages(tmp_path: Path) -> None:
+    """A first scan writes every file's records into the state: in 16 KB pages, a few KB
+    block takes fewer overflow pages. A state file made before keeps its own pages."""
+    kept = state.State.open(tmp_path, "new")
+    kept.close()
+    old = tmp_path / "state" / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE x (y)")  # a file of SQLite's default pages, not a state
+    with sqlite3.connect(old) as db:
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096
+    made = state._connect(tmp_path / "state" / "new.sqlite", 1.0)
+    remade = state._connect(old, 1.0)  # another layout: its tables made anew, in place
+    try:
+        assert made.execute("PRAGMA page_size").fetchone()[0] == 16384
+        assert remade.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert remade.execute("PRAGMA user_version").fetchone()[0] == state._SCHEMA_VERSION
+    finally:
+        made.close()
+        remade.close()
