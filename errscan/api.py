@@ -427,6 +427,7 @@ class Scan:
             fanout.hold(None)  # the workers have theirs: this process lets go of it
             if held is not None:
                 held.results = {}
+        results.checkpoint_behind()  # no fork comes now: the first pass's results copied
         linked_by_pool = scanner.submit(fanout.link_files, apart.groups)  # batches' paths
         kept.ranking.settle()  # while the workers link and `apart` ranks
         # each batch's lists as `apart` ranked them (or this process, where it gave none)

@@ -370,3 +370,30 @@ def test_pruning_sums_the_entries_only_where_the_file_could_be_over(tmp_path: Pa
         assert results.info().entries == 7
     finally:
         results.close()
+
+
+def test_a_first_pass_s_results_are_copied_into_the_file_behind_the_scan(
+    tmp_path: Path,
+) -> None:
+    """The workers' results sit in the write-ahead log; copying them into the file in
+    background work while the scan goes on leaves the last close little to copy."""
+    from errscan import background
+
+    results = cache.ResultCache(tmp_path / "results.sqlite", "digest")
+    worker = cache.ResultCache(tmp_path / "results.sqlite", "digest")  # as a pool's
+    try:
+        worker.put_many([(f"blob{n}", (b"x" * 5000, b"{}", b"[]", b"[]")) for n in range(20)])
+        file = tmp_path / "results.sqlite"
+        before = file.stat().st_size  # the entries are in the log alone
+        assert Path(f"{file}-wal").stat().st_size > 100_000 > before
+        results.checkpoint_behind()
+        background.wait()
+        assert file.stat().st_size > 100_000  # copied in, while both connections are open
+        assert set(results.get_many(["blob0", "blob19"])) == {"blob0", "blob19"}
+    finally:
+        worker.close()
+        results.close()
+        background.wait()
+    memory = cache.ResultCache.in_memory("digest", 2)
+    memory.checkpoint_behind()  # nothing to copy, nothing started
+    memory.close()

@@ -16,7 +16,7 @@ import pytest
 
 import errscan
 from errscan import background
-from errscan.analyzer import fanout, output, related, scan
+from errscan.analyzer import cache, fanout, output, related, scan
 from tests.support import commit_all, git, write
 
 
@@ -67,8 +67,17 @@ def test_workers_rank_and_link_as_this_process_does(
     scan, after a change, what a scan from nothing gives."""
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     contexts = _held(monkeypatch)
+    copies: list[Path] = []
+    real_copy = cache.ResultCache.checkpoint_behind
+
+    def copy(self: cache.ResultCache) -> None:
+        copies.append(self.path)
+        real_copy(self)
+
+    monkeypatch.setattr(cache.ResultCache, "checkpoint_behind", copy)
     assert _jsonl(basic_repo, jobs=2) == serial
     assert len(contexts) == 1
+    assert copies == [_private_cache / "results.sqlite"]  # the first pass's, copied behind
     assert '"related": ["' in serial and '"related": []' in serial  # ranked in the pool
     write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
     commit_all(basic_repo, "one more")
@@ -200,8 +209,8 @@ def test_no_thread_runs_as_a_first_scan_forks(
         return real_fork()
 
     monkeypatch.setattr(os, "fork", fork)
-    for _ in range(3):
-        _jsonl(basic_repo, jobs=2, use_cache=False)
+    for use_cache in (False, False, True):  # a cache file's log is copied behind the scan
+        _jsonl(basic_repo, jobs=2, use_cache=use_cache)
     assert len(others) >= 15  # 2 scanning workers, the ranking process, 2 linking workers
     assert others == [[]] * len(others)
     assert set(lingering) <= {0}
