@@ -115,8 +115,8 @@ class ResultCache:
         background.py: no fork may come until it has ended), through a connection of
         its own: a first pass's workers leave their results there (Django's: 6 MB), and
         the close of this connection, the last, would copy them all as the scan ends,
-        which the command's exit waits for (some 14 ms of Django's scan). Best effort:
-        what is left is copied at the close."""
+        which the command's exit waits for (some 14 ms of Django's scan), and delete
+        the log. Best effort: what is left is copied at the close."""
         if str(self.path) == ":memory:":
             return
         path = self.path
@@ -125,7 +125,10 @@ class ResultCache:
             with contextlib.suppress(sqlite3.Error):
                 db = sqlite3.connect(path, timeout=0, isolation_level=None)
                 try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    # emptied too, where no reader is in it (its blocks freed here as well)
+                    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                    if busy:
+                        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 finally:
                     db.close()
 

@@ -376,7 +376,8 @@ def test_a_first_pass_s_results_are_copied_into_the_file_behind_the_scan(
     tmp_path: Path,
 ) -> None:
     """The workers' results sit in the write-ahead log; copying them into the file in
-    background work while the scan goes on leaves the last close little to copy."""
+    background work while the scan goes on, and emptying the log where no connection
+    reads it, leaves the last close little to copy and no log of megabytes to delete."""
     from errscan import background
 
     results = cache.ResultCache(tmp_path / "results.sqlite", "digest")
@@ -389,6 +390,7 @@ def test_a_first_pass_s_results_are_copied_into_the_file_behind_the_scan(
         results.checkpoint_behind()
         background.wait()
         assert file.stat().st_size > 100_000  # copied in, while both connections are open
+        assert Path(f"{file}-wal").stat().st_size == 0  # and the log emptied: none read it
         assert set(results.get_many(["blob0", "blob19"])) == {"blob0", "blob19"}
     finally:
         worker.close()
