@@ -109,7 +109,8 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         local = isinstance(base, ast.Name) and reader.lookup.local(base.id)
         via = "variable" if local else "constant"
     found = [reader.finish(reader.parts(node), via or _form(node))]
-    if found[0] is not None and _calls_ngettext(node):  # the plural, a candidate of its own
+    # the plural, a candidate of its own (every name of _NGETTEXT holds "ngettext")
+    if found[0] is not None and src.holds("ngettext") and _calls_ngettext(node):
         other = _Reader(src, reader.lookup, plural=True)
         found.append(other.finish(other.parts(node), via or _form(node)))
     return _distinct(found)

@@ -22,7 +22,8 @@ class Source:
     """One file's text: its lines as Python numbers them, and node segments."""
 
     __slots__ = (
-        "_encoded", "_expressions", "_walrus_lines", "lines", "path", "shown_lines", "text",
+        "_encoded", "_expressions", "_holds", "_walrus_lines", "lines", "path", "shown_lines",
+        "text",
     )  # fmt: skip
 
     def __init__(self, text: str, path: str = "mod.py", shown: str | None = None) -> None:
@@ -34,6 +35,7 @@ class Source:
         if shown is not None and len(_split(shown)) == len(self.lines):
             self.shown_lines = _split(shown)
         self._encoded: dict[int, bytes] = {}
+        self._holds: dict[str, bool] = {}
         self._walrus_lines: list[int] | None = None
         # expression's answers by node (held, so no other node takes its id meanwhile):
         # a guard's test, a raised call's message, asked again for each site they reach
@@ -46,6 +48,14 @@ class Source:
             encoded = self.lines[lineno - 1].encode("utf-8", "surrogatepass")
             self._encoded[lineno] = encoded
         return encoded
+
+    def holds(self, text: str) -> bool:
+        """Whether the file holds `text` anywhere (asked once a file): a name no line holds
+        is called nowhere."""
+        found = self._holds.get(text)
+        if found is None:
+            found = self._holds[text] = text in self.text
+        return found
 
     def walrus_in(self, body: Sequence[ast.stmt]) -> bool:
         """Whether an expression of `body` may bind a name (`:=`), so that its statements

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import errscan
+from errscan.extractors import message
 
 CASES = [
     # (message expression, message, message_source)
@@ -88,6 +89,23 @@ def test_multiline_placeholder_expression_is_unparsed_on_one_line() -> None:
     code = 'raise E(f"""a {x +\n    1} b""")\n'
     (record,) = errscan.extract_source(code)
     assert record.message == "a {x + 1} b"
+
+
+@pytest.mark.parametrize("plural", ["ngettext", "ungettext", "translation.ngettext_lazy"])
+def test_a_plural_message_is_a_candidate_of_its_own(plural: str) -> None:
+    """ngettext's singular is the message, its plural a candidate too; a file that never
+    names ngettext is not searched for it (message.templates asks the source first)."""
+    code = (
+        f'def f(n):\n    raise ValueError({plural}("%(n)d item", "%(n)d items", n) % {{"n": n}})\n'
+    )
+    (record,) = errscan.extract_source(code)
+    assert record.message == "{n:d} item"
+    assert record.message_candidates == ("{n:d} item", "{n:d} items")
+    (single,) = errscan.extract_source(
+        'def f(n):\n    raise ValueError(_("%(n)d item") % {"n": n})\n'
+    )
+    assert single.message_candidates == ("{n:d} item",)
+    assert all("ngettext" in name for name in message._NGETTEXT)
 
 
 def test_no_message() -> None:
