@@ -292,10 +292,12 @@ class Ranking:
 
     def _let_go_of_held(self) -> None:
         """No longer a first ranking held in memory: the words of the records held go to
-        the tables with the others'."""
+        the tables with the others', and those written already are marked to rank (every
+        record of a first ranking is new)."""
         if self._held is not None:
             self._words.extend(_word_rows((rid, feature) for rid, *_, feature in self._held))
             self._held = None
+            self._db.execute("UPDATE rec SET dirty = 1 WHERE dirty = 0")
 
     def _make_deferred(self) -> None:
         """Make the keys' tables a first ranking held in memory left empty (word, df,
@@ -313,11 +315,15 @@ class Ranking:
         db.execute(_DEFERRED_DONE)
 
     def _flush(self) -> None:
-        """Write the added records a few thousand at a time: one statement per table."""
+        """Write the added records a few thousand at a time: one statement per table. A
+        first ranking held in memory writes them ranked (its lists come by write_lists;
+        finish_held had to mark every one so after), and marks them to rank if it lets
+        go of them."""
+        dirty = 0 if self._held is not None else 1
         self._db.executemany(
-            "INSERT OR REPLACE INTO rec (id, path, seq, feature, dirty) VALUES (?, ?, ?, ?, 1)",
+            "INSERT OR REPLACE INTO rec (id, path, seq, feature, dirty) VALUES (?, ?, ?, ?, ?)",
             [
-                (rid, path, seq, text if isinstance(text, str) else feature_text(text))
+                (rid, path, seq, text if isinstance(text, str) else feature_text(text), dirty)
                 for rid, path, seq, text in self._recs
             ],
         )

@@ -162,6 +162,9 @@ def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
         patch.setattr(related, "_COMMON", common)
         held = _lists(files)
         assert _lists(files, ranker=True) == held
+        patch.setattr(related, "_PENDING", 3)  # written while held, then let go of
+        patch.setattr(related, "_HELD", 5)
+        assert _lists(files) == held
         patch.setattr(related, "_HELD", 0)
         patch.setattr(related, "_GROUP", 3)
         assert _lists(files) == held
