@@ -485,7 +485,11 @@ class Scanner:
             self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)
         )
         _widen_pipes(self._pool)
-        self._pool.submit(int).result()
+        # A first task forks every worker now, in this call, before the pool's threads
+        # start (ProcessPoolExecutor's way with fork, Python 3.10 to 3.13). Not waited
+        # for: the workers start up (their cache connection) while this process goes on
+        # (10 ms before a first scan's linking workers took their first batch).
+        self._pool.submit(int)
 
     def retire(self) -> None:
         """Let the workers end, for `restart` to replace them: meanwhile the pool takes

@@ -173,3 +173,18 @@ def test_a_pool_s_pipes_hold_a_whole_batch_and_its_results() -> None:
         assert list(scanner.map(abs, [-1, 2])) == [1, 2]
     finally:
         scanner.close()
+
+
+def test_a_pool_s_workers_are_forked_as_it_starts() -> None:
+    """The fork comes in the scanner's start, with this process as it is then (what a
+    first scan's linking workers are to hold), not when a first batch is given; the
+    start does not wait for the workers to be ready."""
+    scanner = scan.Scanner(2, 2)
+    try:
+        assert scanner._pool is not None
+        processes = scanner._pool._processes
+        assert processes is not None and len(processes) == 2
+        assert all(process.pid for process in processes.values())
+        assert list(scanner.map(abs, [-3])) == [3]
+    finally:
+        scanner.close()
