@@ -419,6 +419,7 @@ class Scan:
                 self._opts.context,
                 self._opts.file_timeout,
                 held.results if held is not None else {},
+                kept.ranking.held_ids(),
             )
         )
         try:

@@ -59,6 +59,8 @@ class Context:
     # blob id -> the encoded sites and summary of a file the first pass scanned (scan.Held),
     # read rather than the cache's
     held: dict[str, tuple[bytes, bytes]]
+    # path -> its records' ids, as the first ranking holds them (Ranking.held_ids)
+    ids: dict[str, list[str]]
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,10 @@ def link_files(paths: list[str]) -> list[Linked] | None:
             if result is None:
                 return None
             with index.reads() as deps:
-                records = link.link(result.sites, context.repo, context.commit, context.url, index)
+                records = link.link(
+                    result.sites, context.repo, context.commit, context.url, index,
+                    known_ids=context.ids.get(path),
+                )  # fmt: skip
             block = output.jsonl_block(records)
             ids = [record.id for record in records]
             done.append(Linked(block, ids, result.error, sorted(deps)))

@@ -73,12 +73,17 @@ def link(
     url_for: LinkFor,
     index: Index,
     related: Callable[[str], tuple[str, ...]] = lambda _id: (),
+    known_ids: Sequence[str] | None = None,
 ) -> list[ErrorRecord]:
     """One file's records in (line, col) order, each with its id, resolved exception,
-    related records and URL."""
+    related records and URL. `known_ids`: the records' ids, as `ids` gives them for the
+    file (the first pass's ranking features hold them), one a site."""
     ordered = sorted(sites, key=Site.sort_key)
     records = []
-    site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
+    if known_ids is not None and len(known_ids) == len(ordered):
+        site_ids = list(known_ids)
+    else:
+        site_ids = ids(repo, ordered[0].file, (key_fields(s) for s in ordered)) if ordered else []
     for site, site_id in zip(ordered, site_ids, strict=True):
         if _raises_what_was_raised_before(site, index):
             site = _as_reraise(site)

@@ -408,6 +408,14 @@ class Ranking:
             )
         )
 
+    def held_ids(self) -> dict[str, list[str]]:
+        """A first ranking's record ids by path, in each file's order (link.ids'), where
+        the ranking holds them: linking workers take them rather than hash them again."""
+        found: dict[str, list[str]] = {}
+        for rid, path, _, _ in self._held or ():
+            found.setdefault(path, []).append(rid)
+        return found
+
     def write_lists(self, updates: Updates) -> None:
         """Lists ranked elsewhere (held_ranker's), written to the tables."""
         self._db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])

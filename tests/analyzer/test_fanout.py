@@ -78,6 +78,13 @@ def test_workers_rank_and_link_as_this_process_does(
     assert _jsonl(basic_repo, jobs=2) == serial
     assert len(contexts) == 1
     assert copies == [_private_cache / "results.sqlite"]  # the first pass's, copied behind
+    # the ids the workers were given (the first ranking's), those linking would make
+    ids: dict[str, list[str]] = {}
+    for line in serial.splitlines():
+        record = json.loads(line)
+        if "id" in record:
+            ids.setdefault(record["file"], []).append(record["id"])
+    assert contexts[0].ids == ids and len(ids) >= 3
     assert '"related": ["' in serial and '"related": []' in serial  # ranked in the pool
     write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
     commit_all(basic_repo, "one more")
