@@ -113,6 +113,9 @@ def namespace_candidates(listing: Listing) -> list[tuple[str, list[str]]]:
     ]
 
 
+HELD_MODULES = 20_000  # files whose modules a ModuleTable holds in memory too
+
+
 def _holds_init(listing: Listing, folder: str) -> bool:
     """Whether the listing has an __init__.py (or .pyi) in `folder`: a package."""
     return bool(
@@ -151,7 +154,8 @@ def namespaces(
 
 class ModuleTable:
     """The modules of a scan's files, in a table of its listing's database: memory
-    holds none of them, however many files the scan has."""
+    holds none of them past HELD_MODULES files (below that, a copy by path too, which a
+    first scan asks of every file: Django's 875 took some 4 ms of queries)."""
 
     def __init__(self, listing: Listing, namespaces: Collection[str] = ()) -> None:
         """`namespaces`: folders without an __init__.py that are portions of a PEP 420
@@ -160,24 +164,40 @@ class ModuleTable:
         self._db = db = listing.db
         self._namespaces = frozenset(namespaces)
         self._packages: dict[str, bool] = {}
+        self._held: dict[str, str] | None = None
+        self._rows: list[tuple[str, str, bool]] | None = None
+        self._inits: set[str] | None = None
         db.execute(
             "CREATE TABLE module (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
             "stub INTEGER NOT NULL) WITHOUT ROWID"
         )
-        db.execute("BEGIN")
-        db.executemany(
-            "INSERT INTO module VALUES (?, ?, ?)",
-            (
+        rows: Iterable[tuple[str, str, bool]]
+        if len(listing) <= HELD_MODULES:
+            paths = list(listing.paths())
+            self._inits = {
+                folder
+                for folder, _, name in (path.rpartition("/") for path in paths)
+                if name in ("__init__.py", "__init__.pyi")
+            }
+            rows = self._rows = [
+                (path, module_name(path, self._is_package), path.endswith(".pyi")) for path in paths
+            ]
+            self._held = {path: name for path, name, _ in self._rows}
+        else:
+            rows = (
                 (path, module_name(path, self._is_package), path.endswith(".pyi"))
                 for path in listing.paths()
-            ),
-        )
+            )
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO module VALUES (?, ?, ?)", rows)
         db.execute("COMMIT")
         db.execute("CREATE INDEX module_name ON module (name, stub, path)")
 
     def _is_package(self, folder: str) -> bool:
         if folder in self._namespaces:
             return True
+        if self._inits is not None:
+            return folder in self._inits
         memo = self._packages
         if folder not in memo:
             if len(memo) >= 256:  # paths come sorted: a folder's files come together
@@ -187,10 +207,14 @@ class ModuleTable:
 
     def rows(self) -> list[tuple[str, str, bool]]:
         """Every file's (path, module name, whether a stub), by path."""
+        if self._rows is not None:
+            return list(self._rows)
         found = self._db.execute("SELECT path, name, stub FROM module ORDER BY path")
         return [(path, name, bool(stub)) for path, name, stub in found]
 
     def module_of(self, path: str) -> str | None:
+        if self._held is not None:
+            return self._held.get(path)
         found = self._db.execute("SELECT name FROM module WHERE path = ?", (path,)).fetchone()
         return None if found is None else str(found[0])
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import errscan
+from errscan.analyzer import index as index_stage
 from errscan.analyzer.files import Listing
 from errscan.analyzer.index import HeldModules, Index, ModuleTable, _is_package_init
 from errscan.models import FileSummary, Import
@@ -42,7 +44,18 @@ def test_module_of_and_file_of_follow_the_rule(paths: set[str]) -> None:
         file_of.setdefault(names[path], path)
     listing = Listing((path, f"{i:040x}", 1) for i, path in enumerate(paths))
     try:
-        for modules in (HeldModules(paths), ModuleTable(listing)):
+        held = ModuleTable(listing)  # a copy in memory too (up to index.HELD_MODULES files)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(index_stage, "HELD_MODULES", -1)
+            listing.db.execute("DROP TABLE module")
+            tabled = ModuleTable(listing)  # its table alone
+        assert held._held is not None and tabled._held is None
+        assert (
+            held.rows()
+            == tabled.rows()
+            == [(path, names[path], path.endswith(".pyi")) for path in sorted(paths)]
+        )
+        for modules in (HeldModules(paths), held, tabled):
             index = Index(modules, lambda _path: None)
             for path in paths:
                 assert index.module_of(path) == names[path]
