@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import signal
 import sqlite3
 import sys
@@ -380,9 +381,13 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _worker_init(store: tuple[str, str] | None) -> None:
-    """`store`: the result cache's path and digest, for the worker to write results to."""
+def _worker_init(store: tuple[str, str] | None, nice: int = 0) -> None:
+    """`store`: the result cache's path and digest, for the worker to write results to;
+    `nice`: how much lower than this process's the worker's scheduling priority is."""
     global _stored_by_worker
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     # A connection of the worker's own, never one inherited through fork; the main
     # process keeps its own open (and so its hold on the write-ahead log's index) until
     # the pool has shut down.
@@ -471,7 +476,7 @@ class Scanner:
         if jobs > 1:
             self._start()
 
-    def _start(self) -> None:
+    def _start(self, nice: int = 0) -> None:
         # imported here: a warm rescan never needs a pool, nor the import time
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -482,7 +487,7 @@ class Scanner:
         background.settle()
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(
-            self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store,)
+            self.jobs, mp_context=context, initializer=_worker_init, initargs=(self._store, nice)
         )
         _widen_pipes(self._pool)
         # A first task forks every worker now, in this call, before the pool's threads
@@ -508,12 +513,13 @@ class Scanner:
             self._retiring.join()
             self._retiring = None
 
-    def restart(self) -> None:
+    def restart(self, nice: int = 0) -> None:
         """Fresh workers, forked from this process as it is now (holding what the main
-        process set up since the pool started), once the old ones have ended."""
+        process set up since the pool started), once the old ones have ended; `nice`: as
+        _worker_init takes it."""
         if self._pool is not None:
             self.wait_retired()
-            self._start()
+            self._start(nice)
 
     @property
     def pooled(self) -> bool:

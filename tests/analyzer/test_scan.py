@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import os
 import sys
 import threading
 from pathlib import Path
@@ -49,8 +50,8 @@ def test_fresh_workers_replace_the_pools_every_few_batches(
     workers: list[set[int]] = []  # each pool's
     real = scan.Scanner._start
 
-    def noting(self: scan.Scanner) -> None:
-        real(self)
+    def noting(self: scan.Scanner, nice: int = 0) -> None:
+        real(self, nice)
         workers.append(set(self._pool._processes))  # type: ignore[union-attr]
 
     monkeypatch.setattr(scan.Scanner, "_start", noting)
@@ -188,3 +189,18 @@ def test_a_pool_s_workers_are_forked_as_it_starts() -> None:
         assert list(scanner.map(abs, [-3])) == [3]
     finally:
         scanner.close()
+
+
+def test_fresh_workers_may_be_scheduled_below_this_process() -> None:
+    """A first scan's linking workers yield the CPU to the main process and the ranking
+    process, which the scan's end waits on."""
+    own = os.nice(0)
+    scanner = scan.Scanner(2, 2)
+    try:
+        assert list(scanner.map(os.nice, [0, 0])) == [own, own]
+        scanner.retire()
+        scanner.restart(nice=3)
+        assert list(scanner.map(os.nice, [0, 0])) == [min(19, own + 3)] * 2
+    finally:
+        scanner.close()
+    assert os.nice(0) == own
