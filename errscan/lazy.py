@@ -24,7 +24,7 @@ class LazyModule(ModuleType):
         name = self.__dict__["_lazy_target"]
         # sys.modules first: import_module's own lookup costs some microseconds a read,
         # which a scan makes thousands of; but a module another thread is still loading
-        # (api._load_stages) is there half made, and import_module waits for it
+        # is there half made, and import_module waits for it
         module = sys.modules.get(name)
         if module is None or getattr(module.__spec__, "_initializing", False):
             module = importlib.import_module(name)

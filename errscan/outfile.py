@@ -127,7 +127,12 @@ def opened(
         with os.fdopen(fd, "wb") as out:
             yield out
         old = _held_open(path) if behind is not None else None
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            if old is not None:
+                _let_go(old)
+            raise
         if old is not None and behind is not None:
             behind(functools.partial(_let_go, old))
     except BaseException:

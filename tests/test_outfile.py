@@ -8,6 +8,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from errscan import outfile
 
 
@@ -67,3 +69,22 @@ def _inode(fd: int) -> int | None:
         return os.fstat(fd).st_ino
     except OSError:
         return None
+
+
+def test_a_failed_rename_lets_go_of_the_file_it_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old\n")
+    old_inode = target.stat().st_ino
+    later: list[Callable[[], None]] = []
+
+    def refused(_src: object, _dst: object) -> None:
+        raise PermissionError("no")
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(PermissionError):
+        outfile.write_bytes([b"new\n"], target, io.StringIO(), behind=later.append)
+    assert later == [] and target.read_bytes() == b"old\n"
+    assert not [fd for fd in map(int, os.listdir("/proc/self/fd")) if _inode(fd) == old_inode]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no temp file left

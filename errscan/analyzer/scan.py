@@ -492,8 +492,7 @@ class Scanner:
         _widen_pipes(self._pool)
         # A first task forks every worker now, in this call, before the pool's threads
         # start (ProcessPoolExecutor's way with fork, Python 3.10 to 3.13). Not waited
-        # for: the workers start up (their cache connection) while this process goes on
-        # (10 ms before a first scan's linking workers took their first batch).
+        # for: the workers start up (their cache connection) while this process goes on.
         self._pool.submit(int)
 
     def retire(self) -> None:
@@ -607,9 +606,10 @@ def _widen_pipes(pool: ProcessPoolExecutor) -> None:
     """Let the pool's pipes hold a whole batch, and a whole batch's results (some 200 KB
     each: held sites and summaries): a worker then hands its results back and takes its
     next batch without waiting for this process's threads to read or write them a 64 KB
-    pipe at a time. Those threads run when the main thread lets them have the GIL, and
-    Django's workers waited 15 to 35 ms each so over a first pass. Linux only; where the
-    pipes cannot grow (the user's pipe memory used up), they stay as they are."""
+    pipe at a time. Those threads run when the main thread lets them have the GIL:
+    handing back its results took each of Django's first-pass workers 17-22 ms in all,
+    then 14 ms. Linux only; where the pipes cannot grow (the user's pipe memory used
+    up), they stay as they are."""
     import fcntl
 
     grow = getattr(fcntl, "F_SETPIPE_SZ", None)
