@@ -425,8 +425,8 @@ class Scan:
         try:
             # Below this process and the ranking process in priority, which the scan's
             # end waits on (the lists, the writing), where there are fewer CPUs than
-            # processes: the workers have the CPU the two leave (Django: 0.5 to 1.5% of
-            # a cold scan, in same-minute A/Bs).
+            # processes: the workers have the CPU the two leave (Django: some 1% of a
+            # cold scan run by run in three A/Bs, the medians within the drift).
             scanner.restart(nice=_LINKING_NICE)
         finally:
             fanout.hold(None)  # the workers have theirs: this process lets go of it
