@@ -71,12 +71,13 @@ def holds(path: Path, same: Same) -> bool:
     """Whether the regular file at `path` (a link's target) holds the bytes `same` tells:
     compared with them where they are held, else by digest."""
     size, crc32, data = same
+    opened = _open_regular(path)
+    if opened is None:
+        return False
+    fd, info = opened
     try:
-        # without waiting: a named pipe opened to read would wait for a writer
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         with open(fd, "rb", buffering=0) as found:
-            info = os.fstat(found.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            if info.st_size != size:
                 return False
             return _equal(found, data) if data is not None else crc32_of(found) == crc32
     except OSError:
@@ -126,31 +127,33 @@ def opened(
         os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "wb") as out:
             yield out
-        old = _held_open(path) if behind is not None else None
+        old = _open_regular(path) if behind is not None else None
         try:
             os.replace(tmp, path)
         except BaseException:
             if old is not None:
-                _let_go(old)
+                _let_go(old[0])
             raise
         if old is not None and behind is not None:
-            behind(functools.partial(_let_go, old))
+            behind(functools.partial(_let_go, old[0]))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-def _held_open(path: Path) -> int | None:
-    """A descriptor of the regular file at `path`, where there is one to open."""
+def _open_regular(path: Path) -> tuple[int, os.stat_result] | None:
+    """A descriptor of the regular file at `path` (a link's target), and what it is,
+    where there is one to open."""
     try:
-        # without waiting: what is there now may be a named pipe put in its place
+        # without waiting: a named pipe opened to read would wait for a writer
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            return fd, info
     except OSError:
         pass
     os.close(fd)

@@ -171,23 +171,20 @@ class ModuleTable:
             "CREATE TABLE module (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
             "stub INTEGER NOT NULL) WITHOUT ROWID"
         )
-        rows: Iterable[tuple[str, str, bool]]
-        if len(listing) <= HELD_MODULES:
-            paths = list(listing.paths())
+        small = len(listing) <= HELD_MODULES
+        paths: Iterable[str] = list(listing.paths()) if small else listing.paths()
+        if small:
             self._inits = {
                 folder
                 for folder, _, name in (path.rpartition("/") for path in paths)
                 if name in ("__init__.py", "__init__.pyi")
             }
-            rows = self._rows = [
-                (path, module_name(path, self._is_package), path.endswith(".pyi")) for path in paths
-            ]
+        rows: Iterable[tuple[str, str, bool]] = (
+            (path, module_name(path, self._is_package), path.endswith(".pyi")) for path in paths
+        )
+        if small:
+            rows = self._rows = list(rows)
             self._held = {path: name for path, name, _ in self._rows}
-        else:
-            rows = (
-                (path, module_name(path, self._is_package), path.endswith(".pyi"))
-                for path in listing.paths()
-            )
         db.execute("BEGIN")
         db.executemany("INSERT INTO module VALUES (?, ?, ?)", rows)
         db.execute("COMMIT")

@@ -407,8 +407,6 @@ class _SiteReader:
         self.names = {i.local: f"{i.module}.{i.name}" for i in imported if i.name is not None}
         self.helpers = helpers.Helpers({}, {})
         self.tree: ast.Module | None = None
-        # read once per file: whether a raise can be of an exc_info's value
-        self.exc_info = "exc_info" in src.text
         self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
@@ -435,7 +433,8 @@ class _SiteReader:
         held = exception.with_a_traceback(node.exc)
         walrus = self.src.walrus_in(frame.body)
         if (held is not None and not _made_here(frame.body, held, walrus)) or (
-            self.exc_info and _exc_info_value(raised, frame.body)
+            # read once per file, where a raise asks: whether one can be of an exc_info's
+            self.src.holds("exc_info") and _exc_info_value(raised, frame.body)
         ):
             # an exception raised before, raised again with its traceback
             thrown = exception.Raised(None, None, (), False)
