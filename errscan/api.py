@@ -14,12 +14,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 from errscan import __version__, background, build, launch
 from errscan.errors import CacheError, ErrscanError, InputError, StoreError
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord, FileError, FileResult, ScanResult, ScanStats
 
 if TYPE_CHECKING:
@@ -527,7 +527,7 @@ class _Ranking:
             self._next = next(self._groups, None)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Done:
     """One file's records: made now (records), or kept from the last scan (block only)."""
 
@@ -537,7 +537,7 @@ class _Done:
     error: FileError | None
 
 
-@dataclass(frozen=True)
+@frozen
 class _Options:
     filters: files_stage.Filters
     context: int

@@ -33,6 +33,7 @@ from errscan import background
 from errscan.analyzer import repo
 from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
+from errscan.frozen import frozen
 from errscan.models import FileError, ScanStats
 
 # options a list's line leaves to the scanned repository's configuration and the defaults
@@ -40,7 +41,7 @@ _DEFAULTS: dict[str, Any] = {}
 TASK_MEMORY = 2 << 30  # what a Ray task declares: a large repository's scan fits in it
 
 
-@dataclass(frozen=True)
+@frozen
 class Item:
     target: str  # REPO@REV
     options: dict[str, Any] = field(default_factory=lambda: dict(_DEFAULTS))

@@ -7,7 +7,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ import errscan
 from errscan import config, launch, outfile
 from errscan.analyzer import output, repo
 from errscan.escape import visible
+from errscan.frozen import frozen
 
 if TYPE_CHECKING:
     from errscan.analyzer import diff as diff_stage
@@ -57,7 +57,7 @@ class TargetType(click.ParamType):  # type: ignore[type-arg]
         return text
 
 
-@dataclass(frozen=True)
+@frozen
 class ExtractOptions:
     """What `extract` was asked: where the output goes, and the API's scan options."""
 

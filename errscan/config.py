@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from errscan.errors import InputError
+from errscan.frozen import frozen
 from errscan.models import SITE_KINDS
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _shown(key: str) -> str:
     return repr(cut) if cut.isprintable() else ascii(cut)
 
 
-@dataclass(frozen=True)
+@frozen
 class UserConfig:
     """The user's configuration file, if one was found, and the options it sets."""
 
@@ -221,7 +221,7 @@ def discover(start: Path | None = None) -> UserConfig:
     return load(found) if found is not None else UserConfig(None, {})
 
 
-@dataclass(frozen=True)
+@frozen
 class RepoConfig:
     """What a scanned repository's files set: scan options, its pytest test paths and
     test-file name patterns, and one warning for whatever could not be read."""

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
+from errscan.frozen import frozen
 from errscan.matching import Match, TemplateIndex
 
 _BLOCK = 4 << 20  # bytes read at once
@@ -24,7 +25,7 @@ _BLOCK = 4 << 20  # bytes read at once
 _NAME = re.compile(rb"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Found:
     """One error in the log: the line it starts on, what it says, and its best match."""
 

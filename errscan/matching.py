@@ -19,12 +19,12 @@ import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS, is_builtin_subclass
 from errscan.extractors.message import PLACEHOLDER
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord
 from errscan.tempname import write_atomically
 
@@ -37,7 +37,7 @@ _CLOSE_LIMIT = 5
 _CLOSE_FLOOR = 0.5
 
 
-@dataclass(frozen=True)
+@frozen
 class Seen:
     """What the user saw, taken apart."""
 
@@ -46,7 +46,7 @@ class Seen:
     frames: tuple[tuple[str, int, str], ...]  # (file, line, function)
 
 
-@dataclass(frozen=True)
+@frozen
 class Match:
     record: ErrorRecord
     kind: str  # "full", "frame" (named by a traceback, message unread) or "close"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NamedTuple, TypeVar
+
+from errscan.frozen import frozen
 
 _S = TypeVar("_S", bound="Site")
 SITE_KINDS = ("raise", "reraise", "assert", "exit", "warning")
@@ -41,7 +43,7 @@ class MessagePart(NamedTuple):
         return {"expr": self.expr, "conversion": self.conversion, "format_spec": self.format_spec}
 
 
-@dataclass(frozen=True)
+@frozen
 class Context:
     """Source lines around a site: lines start_line..end_line of the file, joined by newlines."""
 
@@ -50,7 +52,7 @@ class Context:
     code: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Site:
     """What one file alone tells of one raise, assert, exit or warning."""
 
@@ -92,7 +94,7 @@ class Site:
         return site
 
 
-@dataclass(frozen=True)
+@frozen
 class ErrorRecord(Site):
     """A site placed in its scan: id, resolved exception, repository, commit and link."""
 
@@ -161,7 +163,7 @@ class ErrorRecord(Site):
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Import:
     """One name an import binds: `from .x import Y as Z` is Import("Z", 1, "x", "Y")."""
 
@@ -171,7 +173,7 @@ class Import:
     name: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class ClassInfo:
     """A class defined in a file: its bases as written, docstring, and message composition.
 
@@ -213,7 +215,7 @@ class ClassInfo:
 FactoryCall = tuple[str, tuple[str, ...], tuple[tuple[str | None, str], ...] | None]
 
 
-@dataclass(frozen=True)
+@frozen
 class FileSummary:
     """What other files need to know of one file: its imports, classes and factories.
 
@@ -235,7 +237,7 @@ class FileSummary:
     partial: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class FileError:
     """A file that could not be read or parsed, and why."""
 
@@ -248,7 +250,7 @@ class FileError:
         return {"file": self.file, "reason": self.reason}
 
 
-@dataclass(frozen=True)
+@frozen
 class FileResult:
     """The outcome of one file: its sites, or the error that stopped it."""
 
@@ -258,7 +260,7 @@ class FileResult:
     summary: FileSummary = FileSummary()
 
 
-@dataclass(frozen=True)
+@frozen
 class ScanStats:
     files: int
     sites: int
@@ -270,7 +272,7 @@ class ScanStats:
         return {"files": self.files, "sites": self.sites, "file_errors": self.file_errors}
 
 
-@dataclass(frozen=True)
+@frozen
 class ScanResult:
     repo: str
     commit: str

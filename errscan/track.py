@@ -27,6 +27,7 @@ from errscan.analyzer import output, repo
 from errscan.analyzer import store as store_stage
 from errscan.errors import InputError
 from errscan.escape import inline
+from errscan.frozen import frozen
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,7 +45,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Tracked:
     repo: str
     rev: str

@@ -14,7 +14,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from errscan.analyzer import related
 from errscan.analyzer.index import StoredSummary
 from errscan.analyzer.link import key_fields
 from errscan.errors import CacheError
+from errscan.frozen import frozen
 from errscan.models import (
     ClassInfo,
     Context,
@@ -63,7 +63,7 @@ _MARSHAL = 2  # no references between objects (version 3's): one value, one enco
 _UNREADABLE = (ValueError, EOFError, TypeError, KeyError, IndexError, AttributeError)
 
 
-@dataclass(frozen=True)
+@frozen
 class CacheInfo:
     """What the cache dir holds: per-file results, whole outputs kept for replay, and
     the last scan's state of each repository."""

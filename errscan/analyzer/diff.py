@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from errscan.escape import code_span, inline, visible
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     kind: str  # added, removed, reworded, moved
     new: ErrorRecord | None
@@ -40,7 +40,7 @@ class Change:
         return {"kind": self.kind, "new": side(self.new), "old": side(self.old)}
 
 
-@dataclass(frozen=True)
+@frozen
 class Diff:
     old_commit: str
     new_commit: str

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from errscan import background
 from errscan.analyzer import cache, link, output, related, scan
 from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import HeldTable, Index, StoredSummary
+from errscan.frozen import frozen
 from errscan.models import FileError, FileSummary
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 MAX_FILES = 20_000  # past this, the tables' contents are not copied into every worker
 
 
-@dataclass(frozen=True)
+@frozen
 class Context:
     """What ranking and linking a file needs besides its result, held by value."""
 
@@ -63,7 +63,7 @@ class Context:
     ids: dict[str, list[str]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Linked:
     """One file linked and rendered in a worker."""
 

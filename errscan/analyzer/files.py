@@ -11,12 +11,12 @@ import re
 import stat
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import IO, Any, TypeVar
 
 from errscan.analyzer.gitcmd import Git
 from errscan.errors import InputError
+from errscan.frozen import frozen
 from errscan.models import FileError
 
 _T = TypeVar("_T")
@@ -29,7 +29,7 @@ _CACHE_KB = 256  # the listing database's page cache
 _AHEAD = 64  # blobs asked of git before the first of them is read
 
 
-@dataclass(frozen=True)
+@frozen
 class Filters:
     """Which paths a scan takes: test code and vendored code out unless asked for, then
     --include/--exclude globs.
@@ -186,7 +186,7 @@ def _test_name(name: str) -> bool:
     return stem.startswith("test_") or stem.endswith("_test")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class BlobEntry:
     """A file of the commit; a scan holds one per file, so it has no __dict__."""
 
@@ -290,7 +290,7 @@ def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
         yield chunk
 
 
-@dataclass(frozen=True)
+@frozen
 class Unread:
     """Why a file's content was not read; `transient` where a later scan may read it."""
 
@@ -302,7 +302,7 @@ MAX_BYTES = 8 << 20  # a larger file is not read: parsing it could take gigabyte
 _MISSING = Unread("the blob is not in the repository (a partial clone?); not fetched", True)
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceFile:
     path: str
     sha: str

@@ -11,13 +11,14 @@ import contextlib
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.summary import UNKNOWN_STR
+from errscan.frozen import frozen
 from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
 _STOP = ("Exception", "BaseException")
@@ -222,7 +223,7 @@ class ModuleTable:
         return None if found is None else str(found[0])
 
 
-@dataclass(frozen=True)
+@frozen
 class ExceptionInfo:
     qualname: str | None
     bases: tuple[str, ...]
@@ -254,7 +255,7 @@ class ExceptionInfo:
     key_quoted: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredSummary:
     """A file's summary as read back from the result cache (cache.decode_summary): its
     classes by qualname, each of which may be made into a ClassInfo only when asked for
@@ -268,7 +269,7 @@ class StoredSummary:
     partial: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class _FileFacts:
     imports: dict[str, Import]
     stars: tuple[Import, ...]  # `from .exceptions import *`, in source order

@@ -7,12 +7,12 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
 
 from errscan.analyzer.downlevel import downlevel
 from errscan.analyzer.files import unread_reason
 from errscan.analyzer.isolated import Failed
 from errscan.extractors.source import Source
+from errscan.frozen import frozen
 from errscan.models import FileError
 
 # Syntax trees take about 2.5 KB a statement: 20 MB of `x=1` lines once took 12 GB. A
@@ -21,7 +21,7 @@ from errscan.models import FileError
 MAX_STATEMENTS = 400_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Parsed:
     src: Source
     tree: ast.Module

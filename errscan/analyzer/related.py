@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from errscan.frozen import frozen
 from errscan.models import Site
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
@@ -572,7 +573,7 @@ class Ranking:
         return {rid: tuple(json.loads(related)) for rid, related in rows}
 
 
-@dataclass(frozen=True)
+@frozen
 class Group:
     """What ranking the marked records of a few files needs, as read from the tables."""
 

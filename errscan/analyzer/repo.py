@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -22,6 +21,7 @@ from errscan.analyzer.gitcmd import (
     rev_parse,
 )
 from errscan.errors import InputError
+from errscan.frozen import frozen
 
 # GitHub owners are letters, digits and inner hyphens; names may hold dots and underscores too.
 _GITHUB_SHORT = re.compile(
@@ -35,7 +35,7 @@ _SCP_LIKE = re.compile(r"[A-Za-z0-9_.+-]+@[A-Za-z0-9_.-]+:")
 HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """REPO@REV as the user wrote it; rev is None where no `@REV` was given."""
 
@@ -43,7 +43,7 @@ class Target:
     rev: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Commit:
     """A commit errscan can read: where its objects are and how to name and link it."""
 

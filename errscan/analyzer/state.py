@@ -24,12 +24,12 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from errscan import background
 from errscan.analyzer import related
 from errscan.analyzer.files import BlobEntry
+from errscan.frozen import frozen
 from errscan.models import FileError
 
 _SCHEMA_VERSION = 4  # 3: the boot it was made in (meta `boot`); 4: related.py's `unkeyed`
@@ -92,7 +92,7 @@ def names_of(text: str) -> tuple[list[str], list[str]]:
     return list(classes), list(factories)
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """What a scan must redo against the kept state."""
 
@@ -102,7 +102,7 @@ class Plan:
     renamed: set[str]  # class and factory names (`c:NAME`, `f:NAME`) defined or undefined
 
 
-@dataclass(frozen=True)
+@frozen
 class Kept:
     """One file's records as the last scan rendered them."""
 

@@ -13,11 +13,11 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from errscan.errors import StoreError
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord, FileError, ScanResult, ScanStats
 
 SCHEMA_VERSION = 6
@@ -105,7 +105,7 @@ def _v6(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredEnrichment:
     record_id: str
     facts: str  # digest of the facts sent
@@ -122,7 +122,7 @@ def record_row(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+@frozen
 class ScanHead:
     """What a stored scan is, besides its records and file errors."""
 
@@ -132,7 +132,7 @@ class ScanHead:
     stats: ScanStats
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredScan:
     id: int
     repo: str

@@ -18,13 +18,15 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from errscan.frozen import frozen
 
 _REASON = 200  # characters of a server's answer kept in a failure's reason
 
 
-@dataclass(frozen=True)
+@frozen
 class Endpoint:
     url: str
     model: str
@@ -42,7 +44,7 @@ class Endpoint:
         return f"{url}/chat/completions" if url.endswith("/v1") else f"{url}/v1/chat/completions"
 
 
-@dataclass(frozen=True)
+@frozen
 class Reply:
     content: str
     tokens_in: int

@@ -21,10 +21,11 @@ from errscan.analyzer.store import Store, StoredEnrichment
 from errscan.enrichment import client
 from errscan.enrichment.facts import PROMPT_VERSION, answer_of, digest, facts, messages, problems
 from errscan.enrichment.facts import schema as answer_schema
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord
 
 
-@dataclass(frozen=True)
+@frozen
 class Job:
     record: ErrorRecord
     facts: dict[str, Any]

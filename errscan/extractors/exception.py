@@ -9,12 +9,12 @@ raise self._error("bad")
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from errscan.extractors.source import Source, cut
+from errscan.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Raised:
     """What a raise statement (or an assert, exit or warning) throws, read off its syntax."""
 

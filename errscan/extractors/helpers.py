@@ -21,16 +21,16 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import cast
 
 from errscan.extractors import scope
 from errscan.extractors.source import OPAQUE
+from errscan.frozen import frozen
 
 _MAX_BASES = 8  # how far up a file's class bases a method is looked for
 
 
-@dataclass(frozen=True)
+@frozen
 class Helper:
     params: tuple[str, ...]  # positional, in order (self or cls first for a method)
     keyword_only: tuple[str, ...]
@@ -39,7 +39,7 @@ class Helper:
     method: bool  # a method (called as self.NAME / cls.NAME) rather than a function
 
 
-@dataclass(frozen=True)
+@frozen
 class Helpers:
     """A file's raising helpers by qualified name, and its classes' bases by name."""
 

@@ -12,16 +12,16 @@ import re
 import string
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from errscan.extractors import scope
 from errscan.extractors.bindings import Chain
 from errscan.extractors.source import Source
+from errscan.frozen import frozen
 from errscan.models import MessagePart
 
 
-@dataclass(frozen=True)
+@frozen
 class Template:
     """A resolved message: its parts and the form it was written in."""
 

@@ -42,6 +42,7 @@ from errscan import background
 from errscan.analyzer.store import Store, StoredEnrichment, StoredScan
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.errors import InputError
+from errscan.frozen import frozen
 from errscan.matching import class_name, class_names, literal_length, literal_runs, templates_of
 from errscan.models import ErrorRecord
 from errscan.site import page, search
@@ -91,7 +92,7 @@ class Brief(NamedTuple):
     function: str
 
 
-@dataclass(frozen=True)
+@frozen
 class _Shared:
     """What every error page of a repository's build needs (inherited by the workers)."""
 

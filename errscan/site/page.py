@@ -16,11 +16,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from errscan.analyzer.store import StoredEnrichment
 from errscan.escape import link_url
+from errscan.frozen import frozen
 from errscan.models import ErrorRecord
 from errscan.site.highlight import record_block
 from errscan.site.render import cut, markup, pygments_css, render
@@ -47,7 +47,7 @@ KIND_WORDS = {"raise": "error", "reraise": "error", "assert": "assertion", "exit
               "warning": "warning"}  # fmt: skip
 
 
-@dataclass(frozen=True)
+@frozen
 class Seen:
     """The site in one stored scan: its commit, the commit's date, its message then."""
 
