@@ -87,19 +87,17 @@ def extract(
     reader.helpers = helpers.find(tree)
     reader.tree = tree
     sites = []
-    # what each function returns and raises by calling something: a factory returns one
-    # class (raising others where it cannot build it), or, returning nothing, raises one
-    made: dict[str, tuple[set[str | None], set[str | None]]] = {}
+    # each function's returns and raises, by its scope: a factory returns one class by
+    # calling it (raising others where it cannot build it), or, returning nothing,
+    # raises one (_factory)
+    made: dict[scope.Scope, tuple[list[_Ended], list[_Ended]]] = {}
     local_imports: list[ast.stmt] = []
     for node, frame in _walk(tree, local_imports):
         kind = type(node)  # exact: a parsed tree holds no subclass of a node class
         if (kind is ast.Return or kind is ast.Raise) and frame.scope[-1:] == ("<locals>",):
-            returned, raised = made.setdefault(scope.qualname(frame.scope), (set(), set()))
-            # a factory returns one thing, or raises one where it returns nothing: past
-            # two things returned, or two raised, what the others are changes nothing
-            chosen = returned if kind is ast.Return else raised
-            if len(returned) < 2 and len(chosen) < 2:
-                chosen.add(_built(cast(ast.Return | ast.Raise, node), frame, src))
+            returns, raises = made.setdefault(frame.scope, ([], []))
+            ended = (cast(ast.Return | ast.Raise, node), frame)
+            (returns if kind is ast.Return else raises).append(ended)
         if kind is not ast.Return and (site := reader.site(node, frame)):
             sites.append(site)
     ignored = _ignored_lines(src.text)
@@ -107,12 +105,9 @@ def extract(
         sites = [site for site in sites if site.line not in ignored]
     sites.sort(key=Site.sort_key)
     factories = [
-        (function, built)
-        for function, (returned, raised) in made.items()
-        for classes in [returned or raised]
-        if len(classes) == 1
-        for built in classes
-        if built is not None
+        (scope.qualname(function), built)
+        for function, (returns, raises) in made.items()
+        if (built := _factory(returns or raises, src)) is not None
     ]
     wanted = {
         (function.rsplit(".", 1)[0], built.split(".")[1])
@@ -124,6 +119,25 @@ def extract(
         factories = [(f, _held_by(f, built, attributes)) for f, built in factories]
     local_imports.sort(key=lambda stmt: (stmt.lineno, stmt.col_offset))
     return Extracted(sites, factories, local_imports)
+
+
+_Ended = tuple[ast.Return | ast.Raise, _Frame]  # a return or raise, with its frame
+
+
+def _factory(ended: list[_Ended], src: Source) -> str | None:
+    """The one thing all of a function's returns (or, where it has none, all its raises)
+    give by calling something (_built), or None where they give two, or nothing."""
+    for node, _frame in ended:
+        # a value neither a call nor a name gives nothing: the others need not be read
+        value = node.value if isinstance(node, ast.Return) else node.exc
+        if not isinstance(value, (ast.Call, ast.Name)):
+            return None
+    found: set[str | None] = set()
+    for node, frame in ended:
+        found.add(_built(node, frame, src))
+        if len(found) > 1:
+            return None
+    return found.pop() if found else None
 
 
 def _built(node: ast.Return | ast.Raise, frame: _Frame, src: Source) -> str | None:
