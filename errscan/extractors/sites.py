@@ -177,22 +177,37 @@ def _attribute_classes(
     __init__ sets it to (`self._src = Source(text)`), for attributes no other statement
     of the class sets; of the classes and attributes `wanted` only."""
     out: dict[tuple[str, str], str] = {}
-    classes = {qualname for qualname, _ in wanted}
+    attributes: dict[str, set[str]] = {}  # the attributes wanted, by class
+    for qualname, attribute in wanted:
+        attributes.setdefault(qualname, set()).add(attribute)
     for qualname, cls in _classes_of(tree.body, ()):
-        if qualname not in classes:
+        names = attributes.get(qualname)
+        if names is None:
             continue
         made: dict[str, str | None] = {}
         for method in cls.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for node in scope.own_statements(method.body):
-                targets = (
-                    node.targets if isinstance(node, ast.Assign)
-                    else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-                    else []
-                )  # fmt: skip
+                kind = type(node)  # exact: a parsed tree holds no subclass of a node class
+                if kind is ast.Assign:
+                    targets = cast(ast.Assign, node).targets
+                elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                    targets = [cast(ast.AugAssign | ast.AnnAssign, node).target]
+                else:
+                    continue
+                set_here = [
+                    target.attr
+                    for target in targets
+                    if isinstance(target, ast.Attribute)
+                    and target.attr in names
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ]
+                if not set_here:
+                    continue
                 # the one class an `__init__`'s `self.X = Class(...)` makes, else None
-                call = node.value if isinstance(node, ast.Assign) else None
+                call = cast(ast.Assign, node).value if kind is ast.Assign else None
                 callee = call.func if isinstance(call, ast.Call) else None
                 written = None
                 if (
@@ -203,16 +218,9 @@ def _attribute_classes(
                     text = unparse(callee)
                     if exception.looks_like_class_name(text.rsplit(".")[-1]):
                         written = text
-                for target in targets:
-                    if (
-                        isinstance(target, ast.Attribute)
-                        and isinstance(target.value, ast.Name)
-                        and target.value.id == "self"
-                    ):  # set twice: which instance it holds is not known
-                        made[target.attr] = None if target.attr in made else written
-        out.update(
-            ((qualname, a), c) for a, c in made.items() if c is not None and (qualname, a) in wanted
-        )
+                for attribute in set_here:  # set twice: which instance it holds is not known
+                    made[attribute] = None if attribute in made else written
+        out.update(((qualname, a), c) for a, c in made.items() if c is not None)
     return out
 
 
