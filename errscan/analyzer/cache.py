@@ -13,6 +13,7 @@ import marshal
 import sqlite3
 import sys
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from errscan.models import (
 )
 
 DEFAULT_MAX_BYTES = 1 << 30
-_SCHEMA_VERSION = 10
+_SCHEMA_VERSION = 11
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -54,7 +55,7 @@ CREATE INDEX IF NOT EXISTS results_used ON results (used);
 # file), and each site's id key and ranking features (all that related errors need).
 Encoded = tuple[bytes, bytes, bytes, bytes]
 _COLUMNS = ("data", "summary", "names", "features")
-_CHECK = 8  # bytes of each column's digest in `checks`: a damaged value is a miss
+_CHECK = 4  # bytes of each column's CRC-32 in `checks`: a damaged value is a miss
 _LOCK_WAIT = 15  # seconds to wait for another errscan's write before giving up
 _CHUNK = 500  # keys per query, under SQLite's bound-parameter limit
 _TOUCHED = 3600  # seconds an entry's mark of use stands before a read marks it again
@@ -288,7 +289,11 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
 
 
 def _digest(value: bytes) -> bytes:
-    return hashlib.blake2b(value, digest_size=_CHECK).digest()
+    """A check of a value against damage (a torn write, a flipped bit), not against
+    whoever can write the cache dir, who could write any entry: CRC-32, four times as
+    fast as the 8-byte BLAKE2b it replaced (Django's first scan writes 6 MB of values,
+    and every read checks what it reads)."""
+    return zlib.crc32(value).to_bytes(_CHECK, "big")
 
 
 def _checks(encoded: Encoded) -> bytes:

@@ -77,6 +77,33 @@ def test_corrupt_entry_is_scanned_again(basic_repo: Path, _private_cache: Path) 
     assert errscan.extract(str(basic_repo)).records == first.records
 
 
+@pytest.mark.parametrize("column", ["data", "summary", "names", "features"])
+def test_a_value_with_any_bit_flipped_is_a_miss(tmp_path: Path, column: str) -> None:
+    """Each column's check (CRC-32) catches a flip of any one bit of its value, and a
+    damaged column is a miss only for itself."""
+    values = (b"sites" * 40, b"summary" * 30, b"names" * 20, b"features" * 10)
+    results = cache.ResultCache(tmp_path / "results.sqlite", "digest")
+    try:
+        where = cache._COLUMNS.index(column)
+        size = len(values[where]) * 8
+        shas = [f"{bit:040x}" for bit in range(size)]
+        results.put_many((sha, values) for sha in shas)
+        db = results._db
+        for bit, sha in enumerate(shas):
+            damaged = bytearray(values[where])
+            damaged[bit // 8] ^= 1 << (bit % 8)
+            db.execute(
+                f"UPDATE results SET {column} = ? WHERE key = ?", (bytes(damaged), f"{sha}:digest")
+            )
+        assert results.get_many(shas, column) == {}
+        others = [c for c in cache._COLUMNS if c != column]
+        for other in others:
+            kept = results.get_many(shas, other)
+            assert set(kept) == set(shas)
+    finally:
+        results.close()
+
+
 def test_corrupt_database_file_is_replaced(basic_repo: Path, _private_cache: Path) -> None:
     _private_cache.mkdir(parents=True)
     (_private_cache / "results.sqlite").write_bytes(b"this is not a database" * 100)
