@@ -526,12 +526,21 @@ class Scanner:
         return self._pool is not None
 
     def close(self) -> None:
-        """End the workers, at once or after `retire`, and wait for them."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._retiring is not None:
-            self._retiring.join()
-            self._retiring = None
+        """End the workers, and wait for them; after `retire`, behind the scan
+        (background.py: before the process forks again or exits), for a retired pool has
+        done all its work and its workers take some milliseconds to go (Django's linking
+        workers 5 ms, which the scan's last writes then overlap)."""
+        pool, retiring = self._pool, self._retiring
+        self._retiring = None
+        if pool is not None and retiring is not None:
+
+            def ended() -> None:
+                pool.shutdown(wait=True)
+                retiring.join()
+
+            background.run(ended)
+        elif pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Scanner:
         return self

@@ -13,6 +13,7 @@ from typing import cast
 import pytest
 
 import errscan
+from errscan import background
 from errscan.analyzer import cache, scan
 from errscan.analyzer.scan import scan_file
 from errscan.models import FileResult
@@ -143,10 +144,11 @@ def test_a_summary_read_whole_again_keeps_to_the_time_limit(
     assert scan.complete("m.py", entry, read, 3, 0.2, None) is None  # type: ignore[arg-type]
 
 
-def test_a_retired_pool_is_waited_for_when_the_scanner_closes() -> None:
+def test_a_retired_pool_is_waited_for_behind_the_scanner_s_close() -> None:
     """A first scan retires its linking workers as the last batch comes back, and closes
-    the scanner later: the close waits for the workers and the pool's manager thread,
-    which the pool itself forgets once told to shut down without waiting."""
+    the scanner later: the workers and the pool's manager thread (which the pool itself
+    forgets once told to shut down without waiting) are waited for behind the close,
+    before the process forks or exits (background.wait)."""
     scanner = scan.Scanner(2, 2)
     assert scanner._pool is not None
     assert list(scanner.map(abs, [-1, -2, 3])) == [1, 2, 3]
@@ -155,6 +157,7 @@ def test_a_retired_pool_is_waited_for_when_the_scanner_closes() -> None:
     assert thread is not None and thread.is_alive()
     scanner.retire()
     scanner.close()
+    background.wait()
     assert not thread.is_alive()
     assert processes and all(process.exitcode == 0 for process in processes)
 
