@@ -27,6 +27,9 @@ def main() -> int:
         code = launch.answer(sys.argv[1:])
         if code is not None:
             return code
+        from errscan import build
+
+        build.ident_ahead()  # read while click and the API load
         # A scan ahead, which tunes the collector so (api.tune_allocator): what loads
         # until then lives as long as the process, and collecting the young generation
         # every 700 objects it makes (some fifty times) only costs time.

@@ -287,3 +287,23 @@ def test_an_output_written_in_place_goes_the_full_way(basic_repo: Path) -> None:
     for _ in range(2):
         _, _, full = _extract(f"{basic_repo}@HEAD", "-q", "-o", os.devnull)
         assert full
+
+
+def test_ident_worked_out_ahead_is_ident_s_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "_ahead", [])
+    expected = build._ident()
+    build.ident_ahead()
+    assert build.ident() == expected == build.ident()
+
+
+def test_ident_worked_out_ahead_gives_its_error_to_the_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreadable() -> str:
+        raise PermissionError("a source cannot be read")
+
+    monkeypatch.setattr(build, "_ahead", [])
+    monkeypatch.setattr(build, "_ident", unreadable)
+    build.ident_ahead()
+    with pytest.raises(PermissionError, match="cannot be read"):
+        build.ident()
