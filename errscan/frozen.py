@@ -7,7 +7,9 @@ defines some thirty such classes before a scan's first worker starts, while one 
 waits: 17 ms of a cold scan's start went to them. Here `dataclass` itself only reads
 the fields (so `dataclasses.fields`, `replace` and `asdict` work as ever); `__init__` is
 compiled (its speed counts: a scan makes a record for every site), and the other
-methods are closures over the field names, as fast as the compiled ones.
+methods are closures over the field names. Those compare and hash more slowly than
+compiled ones (0.67 against 0.29 us for two equal sites), which costs nothing here:
+a first scan of Django compares 263 pairs, and hashes none.
 
 The classes behave as `@dataclass(frozen=True)` makes them (tests/test_frozen.py
 holds the two to each other): the same `__init__` signature, equality and hash over the
