@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import errscan
 from errscan.analyzer import parse as parse_stage
@@ -202,3 +204,32 @@ def test_a_file_nested_past_the_parser_s_depth_is_an_error_of_its_own() -> None:
         assert found == FileError("deep.py", "cannot parse: too deeply nested for Python's parser")
     else:  # a bare MemoryError, which may as well be the machine's
         assert found == FileError("deep.py", "cannot parse: out of memory", transient=True)
+
+
+def _decoded_by_tokenize(data: bytes) -> str:
+    """What decode gave before its quick path: tokenize's encoding, or the error."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        return "cannot decode: " + " ".join(str(exc).split())
+
+
+_PIECES = st.sampled_from(
+    [b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-", b"# coding=utf-8", b"# vim: coding: cp1252",
+     b"# coding: bogus-9", b"#!/usr/bin/env python", b"x = 1", b"\n", b"\r\n", b"\r", b"",
+     "caf\u00e9 = '\u20ac'".encode(), b"\xe9\xff", b"coding", b"  ", b"\x00"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES | st.binary(max_size=6), max_size=8).map(b"".join))
+def test_decode_says_what_tokenize_says(data: bytes) -> None:
+    """The quick path (no `coding` on the first two lines, no BOM: UTF-8) gives the text,
+    or the error, that tokenize's encoding gives, cookies, BOMs and bad bytes alike."""
+    found = parse_stage.decode(data, "m.py")
+    expected = _decoded_by_tokenize(data)
+    assert (found.reason if isinstance(found, FileError) else found) == expected
