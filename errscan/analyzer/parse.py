@@ -59,7 +59,8 @@ def parse(data: bytes | str, path: str) -> Parsed | FileError:
     text = decode(data, path) if isinstance(data, bytes) else data
     if isinstance(text, FileError):
         return text
-    statements = text.count("\n") + text.count(";")
+    # counted only where the text is long enough to hold that many (each is a character)
+    statements = text.count("\n") + text.count(";") if len(text) > MAX_STATEMENTS else 0
     if statements > MAX_STATEMENTS:
         reason = f"too many lines to parse: {statements:,} lines and semicolons"
         return FileError(path, f"{reason}; errscan parses at most {MAX_STATEMENTS:,}")

@@ -233,3 +233,17 @@ def test_decode_says_what_tokenize_says(data: bytes) -> None:
     found = parse_stage.decode(data, "m.py")
     expected = _decoded_by_tokenize(data)
     assert (found.reason if isinstance(found, FileError) else found) == expected
+
+
+def test_a_file_of_more_statements_than_parsed_is_a_file_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parse_stage, "MAX_STATEMENTS", 10)
+    found = parse("x=1;" * 11, "m.py")
+    assert isinstance(found, FileError)
+    assert (
+        found.reason
+        == "too many lines to parse: 11 lines and semicolons; errscan parses at most 10"
+    )
+    assert isinstance(parse("x=1;" * 10, "m.py"), Parsed)  # as many as it takes
+    assert isinstance(parse("x = 1\n" * 10, "m.py"), Parsed)
