@@ -15,7 +15,8 @@ The classes behave as `@dataclass(frozen=True)` makes them (tests/test_frozen.py
 holds the two to each other): the same `__init__` signature, equality and hash over the
 compared fields, repr, FrozenInstanceError on assignment, pickling, `__post_init__`.
 A method the class body defines is kept, as `dataclass` keeps it. Not supported:
-InitVar and keyword-only fields, which no errscan class uses.
+InitVar and keyword-only fields, and the repr of an instance that holds itself (which
+dataclass writes as `...`), none of which errscan has.
 """
 
 from __future__ import annotations
@@ -121,8 +122,8 @@ def _init(
             value = ""
         if not field.init:
             # a plain default is the class attribute's, but where slots took it away
-            made = field.default_factory is not dataclasses.MISSING
-            if made or (value and slots):
+            factory = field.default_factory is not dataclasses.MISSING
+            if factory or (value and slots):
                 lines.append(f"__errscan_set(self, {name!r}, {value})")
             continue
         if field.default_factory is not dataclasses.MISSING:
