@@ -37,6 +37,8 @@ def ident_ahead() -> None:
     hashing errscan's sources (67 files, 0.9 MB: 2-3 ms), which lets the main thread load
     modules meanwhile (the errscan command's first scan asks ident() as the API loads,
     before it forks any process)."""
+    if _ahead:  # asked already
+        return
     import threading
 
     def work() -> None:
