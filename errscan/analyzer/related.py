@@ -394,16 +394,19 @@ class Ranking:
         records held as they were added (their features as objects, not read back from
         text), with what read_group would read of the tables for them (nothing is read
         of the tables)."""
-        postings = self._postings()
-        counted = Counter(key for key, _ in postings)
+        keys: dict[str, list[str]] = {}
+        members: dict[str, list[str]] = {}
+        for key, rid in self._postings():  # one pass: the keys by record, the records by key
+            keys.setdefault(rid, []).append(key)
+            members.setdefault(key, []).append(rid)
         return Ranker(
             (
                 [
                     (_entry_of(rid, path, seq, feature), "[]", 1)
                     for rid, path, seq, feature in self._held or []
                 ],
-                [(rid, key) for key, rid in postings],
-                [(key, rid) for key, rid in postings if counted[key] <= _COMMON],
+                keys,
+                {key: rids for key, rids in members.items() if len(rids) <= _COMMON},
                 [],
                 list(self._held_counts.items()),
             )
@@ -619,12 +622,13 @@ def rank_group(group: Group) -> Updates:
     return Ranker(_parts_of(group)).rank()
 
 
-# a group's records as entries with their lists and marks, its keys, the members of
-# those that pick candidates, the candidates of other files, and its words' counts
+# a group's records as entries with their lists and marks, its records' keys (by id),
+# the members of those that pick candidates (ids by key), the candidates of other
+# files, and its words' counts
 _Parts = tuple[
     list[tuple[_Entry, str, int]],
-    list[tuple[str, str]],
-    list[tuple[str, str]],
+    dict[str, list[str]],
+    dict[str, list[str]],
     list[_Entry],
     list[tuple[str, int]],
 ]
@@ -635,11 +639,19 @@ def _parts_of(group: Group) -> _Parts:
     return (
         [(_entry(rid, path, seq, feature), related, dirty)
          for rid, path, seq, feature, related, dirty in group.rows],
-        group.keys,
-        group.members,
+        _grouped(group.keys),
+        _grouped(group.members),
         [_entry(rid, path, seq, feature) for rid, path, seq, feature in group.others],
         group.counts,
     )  # fmt: skip
+
+
+def _grouped(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """The second of each pair by the first, in order."""
+    found: dict[str, list[str]] = {}
+    for first, second in pairs:
+        found.setdefault(first, []).append(second)
+    return found
 
 
 class Ranker:
@@ -660,12 +672,8 @@ class Ranker:
                 self._marked.setdefault(entry.path, []).append((entry, related))
         for entries in self._files.values():
             entries.sort(key=lambda e: e.seq)  # seq is the place in the file: 0, 1, 2, ...
-        self._keys: dict[str, list[str]] = {}
-        for rid, key in keys:
-            self._keys.setdefault(rid, []).append(key)
-        self._members: dict[str, list[str]] = {}
-        for key, rid in members:
-            self._members.setdefault(key, []).append(rid)
+        self._keys = keys
+        self._members = members
         for entry in others:
             self._by_id[entry.id] = entry
         weight = {w: _weight(n) for w, n in counts}

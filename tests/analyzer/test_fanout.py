@@ -241,7 +241,7 @@ def test_a_ranking_process_still_at_work_ends_with_its_close() -> None:
     apart.close()
     assert time.monotonic() - started < 30
     assert not apart._process.is_alive()
-    assert list(apart.results(lambda: related.Ranker(([], [], [], [], [])))) == [[]]
+    assert list(apart.results(lambda: related.Ranker(([], {}, {}, [], [])))) == [[]]
 
 
 def test_a_block_gets_each_record_s_list_in_its_own_line_and_key() -> None:
