@@ -29,7 +29,8 @@ def _sources() -> list[Path]:
     return [Path(path) for path in sorted(found)]
 
 
-_ahead: list[Any] = []  # ident_ahead's thread, then what it worked out
+_ahead: list[Any] = []  # ident_ahead's thread
+_worked_out: list[str | BaseException] = []  # what it worked out: ident's answer, or error
 
 
 def ident_ahead() -> None:
@@ -43,13 +44,12 @@ def ident_ahead() -> None:
 
     def work() -> None:
         try:
-            _ahead.append(_ident())
+            _worked_out.append(_ident())
         except BaseException as error:  # given to ident()'s caller
-            _ahead.append(error)
+            _worked_out.append(error)
 
-    thread = threading.Thread(target=work, name="errscan-ident", daemon=True)
-    _ahead.append(thread)
-    thread.start()
+    _ahead.append(threading.Thread(target=work, name="errscan-ident", daemon=True))
+    _ahead[0].start()
 
 
 def ident() -> str:
@@ -59,10 +59,10 @@ def ident() -> str:
     if not _ahead:
         return _ident()
     _ahead[0].join()
-    found = _ahead[1]
+    found = _worked_out[0]
     if isinstance(found, BaseException):
         raise found
-    return str(found)
+    return found
 
 
 def _ident() -> str:

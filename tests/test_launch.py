@@ -291,6 +291,7 @@ def test_an_output_written_in_place_goes_the_full_way(basic_repo: Path) -> None:
 
 def test_ident_worked_out_ahead_is_ident_s_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(build, "_ahead", [])
+    monkeypatch.setattr(build, "_worked_out", [])
     expected = build._ident()
     build.ident_ahead()
     build.ident_ahead()  # asked twice: worked out once
@@ -304,6 +305,7 @@ def test_ident_worked_out_ahead_gives_its_error_to_the_caller(
         raise PermissionError("a source cannot be read")
 
     monkeypatch.setattr(build, "_ahead", [])
+    monkeypatch.setattr(build, "_worked_out", [])
     monkeypatch.setattr(build, "_ident", unreadable)
     build.ident_ahead()
     with pytest.raises(PermissionError, match="cannot be read"):

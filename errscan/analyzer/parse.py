@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import re
 import tokenize
@@ -32,7 +33,8 @@ def decode(data: bytes, path: str) -> str | FileError:
     # a cookie is on one of the first two lines: without `coding` there, nor a BOM, the
     # file is UTF-8 (half of tokenize's time, which then says the same)
     second = data.find(b"\n", data.find(b"\n") + 1)
-    if b"coding" not in (data if second < 0 else data[:second]) and data[:3] != _BOM:
+    head = data if second < 0 else data[:second]
+    if b"coding" not in head and not data.startswith(codecs.BOM_UTF8):
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -42,9 +44,6 @@ def decode(data: bytes, path: str) -> str | FileError:
         return data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         return FileError(path, f"cannot decode: {_one_line(exc)}")
-
-
-_BOM = b"\xef\xbb\xbf"
 
 
 def parse(data: bytes | str, path: str) -> Parsed | FileError:
