@@ -254,12 +254,14 @@ class TemplateIndex:
         return [i for _, i in ranked[:_CLOSE_CANDIDATES]]
 
     def _lookup_one(self, seen: Seen) -> list[Match]:
-        """Full matches a frame names, the most literal first; then sites a frame names whose
+        """Full matches a frame names, the most literal first (those of a class errscan
+        could not resolve after those of the type seen); then sites a frame names whose
         template did not match (a class's __str__ may reword it) or was not read, but
         whose class is the type seen; then full matches elsewhere; then sites a frame
-        names of a class not known to be it; close matches only where none of those."""
+        names of a class not known to be it, or unresolved; close matches only where
+        none of those."""
         ancestors = self._ancestors(seen.exception)
-        full: list[tuple[tuple[int, int, int, int, int, str], Match]] = []
+        full: list[tuple[tuple[float, int, int, int, int, str], Match]] = []
         close: list[tuple[float, str, ErrorRecord]] = []
         words = frozenset(w.lower() for w in _WORD.findall(seen.message))
         for i in self._candidates(seen, words):
@@ -284,9 +286,11 @@ class TemplateIndex:
                     full.append(((rank, depth, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
             needs = self._needs[i] <= words  # the cheap test first: most candidates fail it
-            if (not needs and depth is None) or not _same_type(
-                ancestors, self._names_of(i), record.kind
-            ):
+            typed = _same_type(ancestors, self._names_of(i), record.kind)
+            # A class errscan could not resolve (`raise parser.error_class(...)`) may be
+            # the type seen: the site stays where a frame names it, after those of the type.
+            untyped = not typed and at_frame and record.exception_qualname is None
+            if (not needs and depth is None) or not (typed or untyped):
                 continue
             literal = self._literal_of(i)
             matched = (
@@ -304,11 +308,14 @@ class TemplateIndex:
                 # templates with no literal text after every one with some
                 # the most literal first, a helper's call (`invalid size: {v}`) before
                 # the raise in it (`invalid {kind}: {v}`); then the innermost frame
-                key = (0 if at_frame else 2, 0 if literal else 1, -literal, depth or 0,
-                       0 if seen.exception else 1, record.id)  # fmt: skip
+                # an unresolved class's after the type's, before frames whose template did
+                # not match (0.5)
+                key = ((0 if typed else 0.5) if at_frame else 2, 0 if literal else 1, -literal,
+                       depth or 0, 0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
             elif depth is not None and ancestors is not None:
-                full.append(((1, depth, 0, 0, 0, record.id), Match(record, "frame", 0.0)))
+                rank = 1 if typed else 3  # an unresolved class's: as a class not known to be it
+                full.append(((rank, depth, 0, 0, 0, record.id), Match(record, "frame", 0.0)))
         # close matches only where nothing matched in full: scoring costs far more
         for i in [] if full else self._close(seen):
             record = self.records[i]

@@ -492,3 +492,61 @@ def test_a_re_raise_in_the_traceback_comes_first_only_where_the_error_began_in_v
     assert errscan.lookup(head + at_reraise + began + message, records)[0].record == reraise
     rewritten = '  File "<template>", line 1, in top-level template code\n'
     assert errscan.lookup(head + at_reraise + rewritten + message, records)[0].record == elsewhere
+
+
+TEMPLATE_PARSER = """\
+class TemplateSyntaxError(Exception):
+    pass
+
+
+class IfParser:
+    error_class = ValueError
+
+    def end(self):
+        raise self.error_class("Unexpected end of expression in if tag.")
+
+
+class TemplateIfParser(IfParser):
+    error_class = TemplateSyntaxError
+
+
+class Parser:
+    def error(self, token, e):
+        if not isinstance(e, Exception):
+            e = TemplateSyntaxError(e)
+        e.token = token
+        return e
+
+    def parse(self, token):
+        try:
+            TemplateIfParser().end()
+        except Exception as e:
+            raise self.error(token, e)
+"""
+
+
+def test_a_site_whose_class_is_unresolved_is_not_ruled_out_by_the_type_seen() -> None:
+    """Django's template parser: `raise self.error_class(...)` names no class errscan can
+    resolve, and the error passes a resolved `raise self.error(token, e)` on its way out.
+    The type the user saw (TemplateSyntaxError, a class of the records) rules out sites of
+    other classes, not a site whose class is unknown: the innermost frame, whose template
+    matches, comes first, before the re-raise further out whose message is unread."""
+    records = errscan.extract_source(TEMPLATE_PARSER, path="tpl.py")
+    origin = next(r for r in records if r.function.endswith("end"))
+    assert origin.exception_qualname is None  # the premise: its class is unresolved
+    shown = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/tpl.py", line 27, in parse\n    raise self.error(token, e)\n'
+        '  File "/app/tpl.py", line 25, in parse\n    TemplateIfParser().end()\n'
+        '  File "/app/tpl.py", line 9, in end\n    raise self.error_class(...)\n'
+        "tpl.TemplateSyntaxError: Unexpected end of expression in if tag.\n"
+    )
+    assert errscan.lookup(shown, records)[0].record == origin
+    # a message its template does not match: evidence against it as against a class not
+    # known to be the type, so the site of the type comes first, and it still after
+    reworded = shown.replace("Unexpected end", "Early end")
+    found = [m.record for m in errscan.lookup(reworded, records)]
+    assert found[0].function == "Parser.parse" and origin in found[1:]
+    # where no frame names it, a site of an unknown class is not offered for the type
+    elsewhere = shown.replace("/app/tpl.py", "/app/other.py")
+    assert origin not in [m.record for m in errscan.lookup(elsewhere, records)]
