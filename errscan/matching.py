@@ -257,9 +257,9 @@ class TemplateIndex:
         """Full matches a frame names, the most literal first (those of a class errscan
         could not resolve after those of the type seen); then sites a frame names whose
         template did not match (a class's __str__ may reword it) or was not read, but
-        whose class is the type seen; then full matches elsewhere; then sites a frame
-        names of a class not known to be it, or unresolved; close matches only where
-        none of those."""
+        whose class is the type seen or unresolved; then full matches elsewhere; then
+        sites a frame names of a class not known to be it; close matches only where none
+        of those."""
         ancestors = self._ancestors(seen.exception)
         full: list[tuple[tuple[float, int, int, int, int, str], Match]] = []
         close: list[tuple[float, str, ErrorRecord]] = []
@@ -280,15 +280,18 @@ class TemplateIndex:
                     # text, before those with none
                     full.append(((2, 0, 0, depth, 1, record.id), Match(record, "frame", 0.0)))
                 elif depth is not None:  # a traceback names the site; its message unread
-                    # of a class not known to be the type seen: after full matches
+                    # of a class not known to be the type seen: after full matches; one
+                    # errscan could not resolve may be it (`raise self.mapping[code](...)`)
                     same_type = _same_type(ancestors, self._names_of(i), record.kind)
-                    rank = 1 if same_type and ancestors is not None else 3
+                    maybe = same_type or record.exception_qualname is None
+                    rank = 1 if maybe and ancestors is not None else 3
                     full.append(((rank, depth, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
             needs = self._needs[i] <= words  # the cheap test first: most candidates fail it
             typed = _same_type(ancestors, self._names_of(i), record.kind)
             # A class errscan could not resolve (`raise parser.error_class(...)`) may be
-            # the type seen: the site stays where a frame names it, after those of the type.
+            # the type seen: the site stays where a frame names it, as the type's would
+            # (a full match after theirs).
             untyped = not typed and at_frame and record.exception_qualname is None
             if (not needs and depth is None) or not (typed or untyped):
                 continue
@@ -314,8 +317,7 @@ class TemplateIndex:
                        depth or 0, 0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
             elif depth is not None and ancestors is not None:
-                rank = 1 if typed else 3  # an unresolved class's: as a class not known to be it
-                full.append(((rank, depth, 0, 0, 0, record.id), Match(record, "frame", 0.0)))
+                full.append(((1, depth, 0, 0, 0, record.id), Match(record, "frame", 0.0)))
         # close matches only where nothing matched in full: scoring costs far more
         for i in [] if full else self._close(seen):
             record = self.records[i]

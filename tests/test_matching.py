@@ -542,11 +542,47 @@ def test_a_site_whose_class_is_unresolved_is_not_ruled_out_by_the_type_seen() ->
         "tpl.TemplateSyntaxError: Unexpected end of expression in if tag.\n"
     )
     assert errscan.lookup(shown, records)[0].record == origin
-    # a message its template does not match: evidence against it as against a class not
-    # known to be the type, so the site of the type comes first, and it still after
+    # a message its template does not match (the re-raise may reword it): the frames
+    # decide, the innermost first, as for sites of the type
     reworded = shown.replace("Unexpected end", "Early end")
     found = [m.record for m in errscan.lookup(reworded, records)]
-    assert found[0].function == "Parser.parse" and origin in found[1:]
+    assert found[0] == origin and found[1].function == "Parser.parse"
     # where no frame names it, a site of an unknown class is not offered for the type
     elsewhere = shown.replace("/app/tpl.py", "/app/other.py")
     assert origin not in [m.record for m in errscan.lookup(elsewhere, records)]
+
+
+ABORTER = """\
+class NotFound(Exception):
+    def __init__(self):
+        super().__init__("404 Not Found: nothing is at this address.")
+
+
+def serve(path):
+    if path is None:
+        raise NotFound()
+
+
+class Aborter:
+    mapping = {404: NotFound}
+
+    def __call__(self, code):
+        raise self.mapping[code]()
+"""
+
+
+def test_an_unread_site_of_an_unresolved_class_the_innermost_frame_names_comes_first() -> None:
+    """werkzeug's `abort(404)`: `raise self.mapping[code]()` names no class errscan can
+    resolve, nor a message it can read; the innermost frame names it, and it comes before
+    the sites elsewhere whose template matches (any NotFound's text)."""
+    records = errscan.extract_source(ABORTER, path="exc.py")
+    aborter = next(r for r in records if r.function == "Aborter.__call__")
+    elsewhere = next(r for r in records if r.function == "serve")
+    assert aborter.exception_qualname is None and aborter.message is None  # the premise
+    message = "exc.NotFound: 404 Not Found: nothing is at this address.\n"
+    shown = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/exc.py", line 15, in __call__\n    raise self.mapping[code]()\n' + message
+    )
+    assert [m.record for m in errscan.lookup(shown, records)][:2] == [aborter, elsewhere]
+    assert errscan.lookup(message, records)[0].record == elsewhere  # no frame: the template
