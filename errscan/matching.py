@@ -97,6 +97,9 @@ def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:
 _WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 _CLOSE_CANDIDATES = 64  # records, sharing the most words with a message, scored for closeness
 _COMMON = 2000  # a word in more records than this is left out of closeness candidates
+# Literal text this short (`{a!r} is {b!r}`, `{owner}.{viewname}`) is in most messages:
+# away from a frame, such a template counts as one with none.
+_FEW = 3
 _FORMAT = 1  # of compiled(): raise it when the tables change
 
 
@@ -296,13 +299,12 @@ class TemplateIndex:
             if (not needs and depth is None) or not (typed or untyped):
                 continue
             literal = self._literal_of(i)
+            plain = literal if at_frame or literal >= _FEW else 0
             matched = (
                 needs
                 # an empty template is exact: it matches the empty message alone
                 and (
-                    literal
-                    or not record.message
-                    or (ancestors is not None and seen.message.strip())
+                    plain or not record.message or (ancestors is not None and seen.message.strip())
                 )
                 # `{message}` matches anything: only with a known type, and text
                 and any(_matches(parts, seen.message) for parts in self._templates_of(i))
@@ -313,7 +315,7 @@ class TemplateIndex:
                 # the raise in it (`invalid {kind}: {v}`); then the innermost frame
                 # an unresolved class's after the type's, before frames whose template did
                 # not match (0.5)
-                key = ((0 if typed else 0.5) if at_frame else 2, 0 if literal else 1, -literal,
+                key = ((0 if typed else 0.5) if at_frame else 2, 0 if plain else 1, -literal,
                        depth or 0, 0 if seen.exception else 1, record.id)  # fmt: skip
                 full.append((key, Match(record, "full", float(literal))))
             elif depth is not None and ancestors is not None:

@@ -586,3 +586,37 @@ def test_an_unread_site_of_an_unresolved_class_the_innermost_frame_names_comes_f
     )
     assert [m.record for m in errscan.lookup(shown, records)][:2] == [aborter, elsewhere]
     assert errscan.lookup(message, records)[0].record == elsewhere  # no frame: the template
+
+
+WRAPPED = """\
+class InvalidRequestError(Exception):
+    pass
+
+
+def is_(a, b, msg=None):
+    assert a is b, msg or "%r is %r" % (a, b)
+
+
+def construct_params(key, message):
+    raise InvalidRequestError(message % key)
+"""
+
+
+def test_two_letters_of_literal_text_match_elsewhere_only_for_the_type() -> None:
+    """SQLAlchemy wraps the error `construct_params` raises in a StatementError (a class no
+    record raises), reusing its traceback: `{a!r} is {b!r}` (a testing helper's) matches the
+    message by its " is ", but two letters of literal text say nothing; the site the
+    innermost frame names comes first. For a type of its own it is still offered."""
+    records = errscan.extract_source(WRAPPED, path="sa.py")
+    helper = next(r for r in records if r.function == "is_")
+    raised = next(r for r in records if r.function == "construct_params")
+    assert helper.message == "{a!r} is {b!r}" and raised.message is None  # the premise
+    message = "A value is required for bind parameter 'x'"
+    shown = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/sa.py", line 10, in construct_params\n    raise InvalidRequestError(...)\n'
+        f"sa.StatementError: (sa.InvalidRequestError) {message}\n"
+    )
+    found = [m.record for m in errscan.lookup(shown, records)]
+    assert found[0] == raised and helper not in found
+    assert errscan.lookup(f"AssertionError: {message}", records)[0].record == helper
