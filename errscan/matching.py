@@ -271,6 +271,11 @@ class TemplateIndex:
             record = self.records[i]
             depth = _frame_depth(record, seen) if seen.frames else None
             at_frame = depth is not None
+            typed = _same_type(ancestors, self._names_of(i), record.kind)
+            # A class errscan could not resolve (`raise parser.error_class(...)`,
+            # `raise self.mapping[code]()`) may be the type seen: where a frame names the
+            # site, it ranks as the type's would (a full match after theirs).
+            maybe = typed or (at_frame and record.exception_qualname is None)
             if record.message is None:
                 if (
                     depth is not None
@@ -283,20 +288,12 @@ class TemplateIndex:
                     # text, before those with none
                     full.append(((2, 0, 0, depth, 1, record.id), Match(record, "frame", 0.0)))
                 elif depth is not None:  # a traceback names the site; its message unread
-                    # of a class not known to be the type seen: after full matches; one
-                    # errscan could not resolve may be it (`raise self.mapping[code](...)`)
-                    same_type = _same_type(ancestors, self._names_of(i), record.kind)
-                    maybe = same_type or record.exception_qualname is None
+                    # of a class not known to be the type seen: after full matches
                     rank = 1 if maybe and ancestors is not None else 3
                     full.append(((rank, depth, 0, 0, 1, record.id), Match(record, "frame", 0.0)))
                 continue
             needs = self._needs[i] <= words  # the cheap test first: most candidates fail it
-            typed = _same_type(ancestors, self._names_of(i), record.kind)
-            # A class errscan could not resolve (`raise parser.error_class(...)`) may be
-            # the type seen: the site stays where a frame names it, as the type's would
-            # (a full match after theirs).
-            untyped = not typed and at_frame and record.exception_qualname is None
-            if (not needs and depth is None) or not (typed or untyped):
+            if (not needs and depth is None) or not maybe:
                 continue
             literal = self._literal_of(i)
             plain = literal if at_frame or literal >= _FEW else 0
