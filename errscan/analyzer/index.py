@@ -39,6 +39,9 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 _FACTS_CACHED = 32  # files whose imports and classes are kept decoded at once
 _REMEMBERED = 512  # answers kept, of each kind (more only holds memory: hits are local)
+# answers kept below the top of a resolution: those of the modules re-exporting a name
+# are asked for by every file that uses it through them
+_REMEMBERED_BELOW = 4096
 
 
 def module_name(path: str, is_package: Callable[[str], bool]) -> str:
@@ -311,6 +314,11 @@ class Index:
         self._facts_cache: OrderedDict[str, _FileFacts] = OrderedDict()
         self._memo: dict[str, tuple[ExceptionInfo, frozenset[str]]] = {}
         self._resolved: dict[tuple[str, str], tuple[str | None, frozenset[str]]] = {}
+        # below the top (resolve's hops > 0): each answer, what it read, and how many
+        # hops further down working it out went (_resolve_below)
+        self._below: dict[tuple[str, str], tuple[str | None, frozenset[str], int]] = {}
+        self._deepest = 0  # the most hops the resolution under way has gone
+        self._cut = False  # whether the resolution under way met the hop limit
         self._reading: list[set[str]] = []  # files read, per answer being worked out
 
     def module_of(self, path: str) -> str | None:
@@ -470,11 +478,43 @@ class Index:
             return self._remembered(
                 self._resolved, (path, dotted), lambda: self._resolve(path, dotted, 0)
             )
-        return self._resolve(path, dotted, hops)
+        return self._resolve_below(path, dotted, hops)
+
+    def _resolve_below(self, path: str, dotted: str, hops: int) -> str | None:
+        """resolve `hops` down a chain of re-exports (imports, aliases, star imports),
+        remembered as the top answers are: networkx's files reach its exceptions
+        (`nx.NetworkXError`) through the star imports of `networkx/__init__.py`, some
+        150 modules deep, which were walked again for each file and name (92% of its
+        linking). An answer is given again only where working it out anew would not
+        meet the hop limit either, and one that met the limit is not kept, so that no
+        answer depends on what was asked before it."""
+        key = (path, dotted)
+        kept = self._below.get(key)
+        if kept is not None and hops + kept[2] <= _MAX_HOPS:
+            found, read, depth = kept
+            if self._reading:
+                self._reading[-1].update(read)
+            self._deepest = max(self._deepest, hops + depth)
+            return found
+        outer = self._deepest, self._cut
+        self._deepest, self._cut = hops, False
+        with self.reads() as reading:
+            found = self._resolve(path, dotted, hops)
+        deepest, cut = self._deepest, self._cut
+        self._deepest, self._cut = max(outer[0], deepest), outer[1] or cut
+        if not cut:
+            if len(self._below) >= _REMEMBERED_BELOW:  # memory stays flat
+                self._below.clear()
+            self._below[key] = (found, frozenset(reading), deepest - hops)
+        return found
 
     def _resolve(self, path: str, dotted: str, hops: int) -> str | None:
+        if hops > _MAX_HOPS:
+            self._cut = True
+            return None
+        self._deepest = max(self._deepest, hops)
         module = self.module_of(path)
-        if module is None or hops > _MAX_HOPS:
+        if module is None:
             return None
         first, _, rest = dotted.partition(".")
         if self._class_file(f"{module}.{first}") is not None:

@@ -248,6 +248,74 @@ def test_a_star_import_of_a_repository_module_binds_what_it_defines() -> None:
     assert index.resolve("pkg/core.py", "KeyError") == "builtins.KeyError"
 
 
+def _counted_index(files: dict[str, str]) -> tuple[Index, list[str]]:
+    """An index over `files` that notes each summary it loads."""
+    from errscan.analyzer.scan import scan_file
+
+    summaries = {path: scan_file(path, code, 0).summary for path, code in files.items()}
+    loads: list[str] = []
+
+    def load(path: str) -> FileSummary | None:
+        loads.append(path)
+        return summaries.get(path)
+
+    index = Index(HeldModules(summaries), load)
+    for path, summary in summaries.items():
+        assert summary is not None
+        index.register(path, [c.qualname for c in summary.classes], [])
+    return index, loads
+
+
+def test_a_name_re_exported_through_many_star_imports_is_walked_to_once() -> None:
+    """networkx: `networkx/__init__.py` star-imports some 150 modules, and each file
+    raises `nx.NetworkXError`. Each file's answer, and what it read, is its own; the walk
+    through the star imports is made once, not once per file (past the 32 summaries
+    the index keeps decoded, every summary was loaded again for each file)."""
+    stars = 60
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    pass\n" for i in range(stars)}
+    files["pkg/exception.py"] = "class PkgError(Exception):\n    pass\n"
+    # the exception's module first: the last star import binds first, so every other
+    # module is walked before it
+    files["pkg/__init__.py"] = "from pkg.exception import *\n" + "".join(
+        f"from pkg.m{i} import *\n" for i in range(stars)
+    )
+    users = 20
+    for i in range(users):
+        files[f"pkg/use{i}.py"] = "import pkg as nx\n"
+    index, loads = _counted_index(files)
+    for i in range(users):
+        with index.reads() as read:
+            assert index.resolve(f"pkg/use{i}.py", "nx.PkgError") == "pkg.exception.PkgError"
+        assert {"p:pkg/__init__.py", "p:pkg/m0.py", f"p:pkg/use{i}.py"} <= read
+        assert "c:pkg.exception.PkgError" in read
+    # each summary loaded once (the exception's module is found by its class's name)
+    assert sorted(loads) == sorted(
+        [f"pkg/m{i}.py" for i in range(stars)]
+        + [f"pkg/use{i}.py" for i in range(users)]
+        + ["pkg/__init__.py"]
+    )
+
+
+def test_a_remembered_answer_below_the_top_never_outlasts_the_hop_limit() -> None:
+    """A chain of re-exports as long as the hop limit allows: asked for from its top it
+    resolves; asked for from two modules further up, the same walk passes the limit and
+    gives nothing, whichever of the two was asked first."""
+    depth = index_stage._MAX_HOPS
+    files = {"pkg/__init__.py": "", f"pkg/r{depth}.py": "class Deep(Exception):\n    pass\n"}
+    for i in range(depth):
+        files[f"pkg/r{i}.py"] = f"from pkg.r{i + 1} import *\n"
+    files["pkg/up1.py"] = "from pkg.r0 import *\n"
+    files["pkg/up2.py"] = "from pkg.up1 import *\n"
+    answers = []
+    for order in (["pkg/r0.py", "pkg/up2.py"], ["pkg/up2.py", "pkg/r0.py"]):
+        index, _ = _counted_index(files)
+        answers.append({path: index.resolve(path, "Deep") for path in order})
+        assert index.resolve("pkg/up1.py", "Deep") == answers[-1]["pkg/up2.py"]
+    assert answers[0] == answers[1]
+    assert answers[0]["pkg/r0.py"] == f"pkg.r{depth}.Deep"
+    assert answers[0]["pkg/up2.py"] is None  # past the limit, as a fresh index says
+
+
 def test_a_module_s_other_name_of_a_class_resolves_to_the_class() -> None:
     """urllib3's exceptions.py: `ConnectionError = ProtocolError`, imported by that name
     elsewhere, is ProtocolError, not the builtin ConnectionError."""
