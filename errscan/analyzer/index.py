@@ -318,6 +318,7 @@ class Index:
         # hops further down working it out went (_resolve_below)
         self._below: dict[tuple[str, str], tuple[str | None, frozenset[str], int]] = {}
         self._deepest = 0  # the most hops the resolution under way has gone
+        self._stars: dict[str, tuple[str, ...]] = {}  # _star_files, by path
         self._cut = False  # whether the resolution under way met the hop limit
         self._reading: list[set[str]] = []  # files read, per answer being worked out
 
@@ -541,15 +542,28 @@ class Index:
         bound so."""
         if dotted.startswith("_"):
             return None
-        for star in reversed(self._facts(path).stars):
-            target = self._absolute(path, replace(star, name=None))
-            where = self.file_of(target) if target else None
-            if where is None or where == path:
-                continue
+        stars = self._facts(path).stars
+        if not stars:
+            return None
+        for where in self._star_files(path, stars):
             found = self.resolve(where, dotted, hops + 1)
             if found is not None:
                 return found
         return None
+
+    def _star_files(self, path: str, stars: tuple[Import, ...]) -> tuple[str, ...]:
+        """The files of the scan whose names the file's star imports bind, the last
+        first: worked out once a file (networkx's `__init__.py` has some 150, walked
+        for every name it is asked for)."""
+        found = self._stars.get(path)
+        if found is None:
+            targets = (self._absolute(path, replace(star, name=None)) for star in reversed(stars))
+            where = (self.file_of(target) for target in targets if target)
+            found = tuple(w for w in where if w is not None and w != path)
+            if len(self._stars) >= _REMEMBERED_BELOW:  # memory stays flat
+                self._stars.clear()
+            self._stars[path] = found
+        return found
 
     def _absolute(self, path: str, imported: Import) -> str | None:
         module = self._module(path)
