@@ -37,7 +37,10 @@ _PLAIN_STR = frozenset(
 _MAX_HOPS = 16
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-_FACTS_CACHED = 32  # files whose imports and classes are kept decoded at once
+# files whose imports and classes are kept decoded at once: networkx's names are asked
+# through the star imports of some 150 modules (32 decoded them again for every name,
+# 10% of its CPU); the linking workers of sympy with its tests peak at 60 MB either way
+_FACTS_CACHED = 256
 _REMEMBERED = 512  # answers kept, of each kind (more only holds memory: hits are local)
 # answers kept below the top of a resolution: those of the modules re-exporting a name
 # are asked for by every file that uses it through them
