@@ -19,32 +19,36 @@ the repository by running the same git commands as the full way. Only where ever
 is as it was does it write the stored output itself. Anything else (another command, a
 changed input, a damaged note or output, a remote repository, an output path that
 cannot be written) goes the full way, which is always right, and which answers errors.
+
+What answers loads little beyond the interpreter's start: notes are `replay.pack`ed
+rather than JSON, paths are strings, and SIGTERM is caught through `_signal`, so that
+neither json, pathlib, contextlib nor signal's enums load (with the modules replay and
+outfile leave out too, 6 ms of networkx's 31 ms warm rescan).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from errscan import __version__, build
 from errscan.analyzer import gitcmd
-from errscan.analyzer.replay import Replay
+from errscan.analyzer.replay import Replay, pack, unpack
 from errscan.outfile import check_writable, write_bytes
 from errscan.tempname import write_atomically
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any
 
     from errscan.analyzer.repo import Commit
 
-_VERSION = 2  # 2: BLAKE2b names and signatures
+_VERSION = 3  # 2: BLAKE2b names and signatures; 3: packed notes (replay.pack)
 _FOLDER = "launches"
+_SUFFIX = ".note"  # a note's name: the fingerprint, then this
 KEPT = 256  # notes kept in a cache; past that, the least recently written go
 # what the environment holds that neither errscan nor git reads, and a shell changes
 # between two runs of the same command: the last command's path, the last folder
@@ -56,9 +60,8 @@ def fingerprint(argv: Sequence[str], cwd: str, environ: Mapping[str, str], tty: 
     """The name of the note of a command line run so: everything that could make click
     or the API read it otherwise, but the files, checked one by one."""
     given = sorted((k, v) for k, v in environ.items() if k not in _IGNORED)
-    text = json.dumps(
-        [_VERSION, list(argv), cwd, given, tty, sys.executable, sys.version, __version__]
-    )
+    # repr: one text for one such list, of strings, a bool and an int (as json.dumps was)
+    text = repr([_VERSION, list(argv), cwd, given, tty, sys.executable, sys.version, __version__])
     return build.blake2b(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -69,14 +72,35 @@ def cache_root(argv: Sequence[str], environ: Mapping[str, str]) -> str:
     whole command line."""
     for i, arg in enumerate(argv):
         if arg == "--cache-dir" and i + 1 < len(argv):
-            return str(Path(argv[i + 1]).expanduser())
+            return _as_path(argv[i + 1])
         if arg.startswith("--cache-dir="):
-            return str(Path(arg.split("=", 1)[1]).expanduser())
+            return _as_path(arg.split("=", 1)[1])
     explicit = environ.get("ERRSCAN_CACHE_DIR")
     if explicit:
-        return str(Path(explicit).expanduser())
+        return _as_path(explicit)
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return str(Path(base) / "errscan")  # as the API names them (api.default_cache_dir)
+    return _as_path(os.path.join(base, "errscan"))  # as api.default_cache_dir names them
+
+
+def _as_path(text: str) -> str:
+    """The folder as str(Path(text).expanduser()) names it (the API's way): no repeated
+    or trailing slash, no `.` part, two leading slashes kept, and a first part `~` or
+    `~user` that user's home; ValueError where there is no such user."""
+    path = _normal(text)
+    if path[:1] == "~":
+        first, _, rest = path.partition("/")
+        home = os.path.expanduser(first)
+        if home[:1] == "~":
+            raise ValueError(f"no home folder for {first}")
+        path = _normal(f"{home}/{rest}" if rest else home)
+    return path
+
+
+def _normal(path: str) -> str:
+    parts = "/".join(part for part in path.split("/") if part and part != ".")
+    if not path.startswith("/"):
+        return parts or "."
+    return ("//" if path.startswith("//") and not path.startswith("///") else "/") + parts
 
 
 def _state(path: str) -> list[int] | None:
@@ -90,7 +114,7 @@ def _state(path: str) -> list[int] | None:
 
 def _note_path(root: str, argv: Sequence[str]) -> str:
     name = fingerprint(argv, os.getcwd(), os.environ, sys.stderr.isatty())
-    return os.path.join(root, _FOLDER, f"{name}.json")
+    return os.path.join(root, _FOLDER, f"{name}{_SUFFIX}")
 
 
 def remember(
@@ -131,10 +155,8 @@ def remember(
             "output": None if output is None else str(output),
             "quiet": quiet,
         }
-        folder = root / _FOLDER
-        folder.mkdir(parents=True, exist_ok=True)
-        target = Path(_note_path(str(root), argv))
-        write_atomically(target, json.dumps(note).encode("utf-8", "surrogateescape"))
+        os.makedirs(os.path.join(root, _FOLDER), exist_ok=True)
+        write_atomically(_note_path(str(root), argv), pack(note))
         prune(root, KEPT)
     except (OSError, ValueError):
         return
@@ -148,18 +170,26 @@ def _is_path(origin: str) -> bool:
     return is_path_remote(origin)
 
 
-def prune(root: Path, keep: int) -> int:
-    """Drop the notes of `root`'s cache but the `keep` written last: how many went."""
+def prune(root: str | os.PathLike[str], keep: int) -> int:
+    """Drop the notes of `root`'s cache but the `keep` written last: how many went (and
+    any note of the JSON kind errscan kept before, which none reads now)."""
     try:
-        with os.scandir(root / _FOLDER) as found:
-            notes = [(e.stat().st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
+        with os.scandir(os.path.join(root, _FOLDER)) as found:
+            notes, old = [], []
+            for entry in found:
+                if entry.name.endswith(_SUFFIX):
+                    notes.append((entry.stat().st_mtime_ns, entry.path))
+                elif entry.name.endswith(".json"):
+                    old.append(entry.path)
     except OSError:
         return 0
     dropped = 0
-    for _, path in sorted(notes)[: max(0, len(notes) - keep)]:
-        with contextlib.suppress(OSError):
+    for path in [path for _, path in sorted(notes)[: max(0, len(notes) - keep)]] + old:
+        try:
             os.unlink(path)
-            dropped += 1
+        except OSError:
+            continue
+        dropped += 1
     return dropped
 
 
@@ -176,9 +206,9 @@ def answer(argv: Sequence[str]) -> int | None:
     the full way (nothing was written then). Interrupted, it ends as the full way does."""
     if argv[:1] != ["extract"]:
         return None
-    import signal
+    import _signal  # type: ignore[import-not-found]  # signal's functions, not its enums
 
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = _signal.signal(_signal.SIGTERM, _terminate)
     try:
         return _answer(argv)
     except _Terminated:
@@ -188,7 +218,7 @@ def answer(argv: Sequence[str]) -> int | None:
         sys.stderr.write("errscan: interrupted\n")
         return EXIT_INTERRUPTED
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _signal.signal(_signal.SIGTERM, previous)
 
 
 def _answer(argv: Sequence[str]) -> int | None:
@@ -196,15 +226,15 @@ def _answer(argv: Sequence[str]) -> int | None:
     try:
         root = cache_root(argv, os.environ)
         with open(_note_path(root, argv), "rb") as kept:
-            note = json.loads(kept.read())
-        if not _holds(note, root):
+            note = unpack(kept.read())
+        if type(note) is not dict or not _holds(note, root):
             return None
-        hit = Replay(Path(root)).load(note["entry"])
+        hit = Replay(root).load(note["entry"])
         if hit is None:
             return None
-        output = None if note["output"] is None else Path(note["output"])
+        output = note["output"]
         if output is not None:
-            if output.exists() and not output.is_file():
+            if os.path.exists(output) and not os.path.isfile(output):
                 return None  # a device or a pipe, written in place: never twice
             check_writable(output)
     except Exception:  # whatever is wrong here, the full way tells

@@ -1,40 +1,41 @@
 """Where an output goes: atomically into a file, or as it is to a device, a pipe or a
 stream. Kept apart from the renderers (errscan.analyzer.output), so that a rescan
-answered from its stored output (errscan.launch) loads nothing it does not use."""
+answered from its stored output (errscan.launch) loads nothing it does not use: not
+pathlib, contextlib or functools either (paths are strings or os.PathLike here)."""
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import stat
 import zlib
-from pathlib import Path
 
 from errscan.errors import InputError
-from errscan.tempname import mkstemp
+from errscan.tempname import mkstemp, remove
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
     from io import FileIO
     from typing import IO, TextIO
 
+    Where = str | os.PathLike[str]
 
-def check_writable(path: Path) -> None:
+
+def check_writable(path: Where) -> None:
     """Fail before any work where the output cannot be written."""
-    parent = path.parent
-    if not parent.is_dir():
+    path = os.fspath(path)
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
         raise InputError(f"output directory not found: {parent}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"output directory not writable: {parent}")
-    if path.is_dir():
+    if os.path.isdir(path):
         raise InputError(f"output path is a directory: {path}")
 
 
 def write_bytes(
     chunks: Iterable[bytes],
-    path: Path | None,
+    path: Where | None,
     stream: TextIO,
     same: Same | None = None,
     behind: Callable[[Callable[[], None]], None] | None = None,
@@ -67,7 +68,7 @@ Same = tuple[int, int, bytes | None]
 _BLOCK = 1 << 20
 
 
-def holds(path: Path, same: Same) -> bool:
+def holds(path: Where, same: Same) -> bool:
     """Whether the regular file at `path` (a link's target) holds the bytes `same` tells:
     compared with them where they are held, else by digest."""
     size, crc32, data = same
@@ -102,10 +103,7 @@ def _equal(found: FileIO, data: bytes) -> bool:
     return at == len(data)
 
 
-@contextlib.contextmanager
-def opened(
-    path: Path, behind: Callable[[Callable[[], None]], None] | None = None
-) -> Iterator[IO[bytes]]:
+class opened:  # a class named as the function it was: `with opened(path) as out`
     """`path` to write bytes to: in place for a device or a pipe, else a temp file beside
     it, renamed over it once all is written (removed if not). A reader sees the old file
     or the new one whole, and an interrupted write leaves the old one. Like rsync's and
@@ -116,33 +114,65 @@ def opened(
     The rename frees the old file's blocks, which took ext4 7 ms for Django's 5 MB
     output: with `behind` (background.run), the old file is held open across the rename
     and let go of by work run behind the caller, so that the freeing is done there."""
-    if path.exists() and not path.is_file():
-        with open(path, "wb") as special:
-            yield special
-        return
-    path = path.resolve() if path.is_symlink() else path
-    check_writable(path)
-    fd, tmp = mkstemp(f".{path.name}.", ".tmp", path.parent)
-    try:
-        os.chmod(tmp, _file_mode(path))
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        old = _open_regular(path) if behind is not None else None
+
+    def __init__(
+        self, path: Where, behind: Callable[[Callable[[], None]], None] | None = None
+    ) -> None:
+        self._path = os.fspath(path)
+        self._behind = behind
+        self._tmp: str | None = None  # None: written in place
+        self._out: IO[bytes] | None = None
+
+    def __enter__(self) -> IO[bytes]:
+        path = self._path
+        if os.path.exists(path) and not os.path.isfile(path):
+            self._out = open(path, "wb")
+            return self._out
+        if os.path.islink(path):
+            path = self._path = os.path.realpath(path)
+        check_writable(path)
+        folder, name = os.path.split(path)
+        fd, self._tmp = mkstemp(f".{name}.", ".tmp", folder or ".")
         try:
-            os.replace(tmp, path)
+            os.chmod(self._tmp, _file_mode(path))
+            self._out = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            remove(self._tmp)
+            raise
+        return self._out
+
+    def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
+        out, tmp = self._out, self._tmp
+        assert out is not None
+        if tmp is None:
+            out.close()
+            return
+        try:
+            out.close()
+            if kind is None:
+                self._replace(tmp)
+                return
+        except BaseException:
+            remove(tmp)
+            raise
+        remove(tmp)  # the body raised: the old file stays
+
+    def _replace(self, tmp: str) -> None:
+        behind = self._behind
+        old = _open_regular(self._path) if behind is not None else None
+        try:
+            os.replace(tmp, self._path)
         except BaseException:
             if old is not None:
                 _let_go(old[0])
             raise
         if old is not None and behind is not None:
-            behind(functools.partial(_let_go, old[0]))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            fd = old[0]
+            behind(lambda: _let_go(fd))
 
 
-def _open_regular(path: Path) -> tuple[int, os.stat_result] | None:
+def _open_regular(path: Where) -> tuple[int, os.stat_result] | None:
     """A descriptor of the regular file at `path` (a link's target), and what it is,
     where there is one to open."""
     try:
@@ -161,14 +191,16 @@ def _open_regular(path: Path) -> tuple[int, os.stat_result] | None:
 
 
 def _let_go(fd: int) -> None:
-    with contextlib.suppress(OSError):
+    try:  # noqa: SIM105 (contextlib is not loaded on a replay)
         os.close(fd)
+    except OSError:
+        pass
 
 
-def _file_mode(path: Path) -> int:
+def _file_mode(path: str) -> int:
     """The mode the output would have had if opened plainly: the old file's, or 0666 - umask."""
     try:
-        return path.stat().st_mode & 0o777
+        return os.stat(path).st_mode & 0o777
     except OSError:
         umask = os.umask(0)
         os.umask(umask)

@@ -4,21 +4,23 @@ a whole file written so (write_atomically), and text gathered into large writes
 
 The standard library's `tempfile.mkstemp`, without its import (shutil, random and the
 compression modules: a few milliseconds of every warm rescan, which writes its output
-through here): the same O_EXCL creation, mode 0600 and retries.
+through here): the same O_EXCL creation, mode 0600 and retries. Nor does it load
+pathlib or contextlib (errscan.launch).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _ATTEMPTS = 100
 
 
-def mkstemp(prefix: str, suffix: str, directory: str | Path) -> tuple[int, str]:
+def mkstemp(prefix: str, suffix: str, directory: str | os.PathLike[str]) -> tuple[int, str]:
     """An open descriptor and the path of a new file `directory/PREFIX<random>SUFFIX`;
     OSError where none can be made (FileExistsError after as many tries as tempfile's)."""
     for _ in range(_ATTEMPTS):
@@ -30,19 +32,27 @@ def mkstemp(prefix: str, suffix: str, directory: str | Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name under {directory} after {_ATTEMPTS} tries")
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     """`data` as the whole of `path`: written to a new file beside it, then renamed over
     it, so that a reader sees the old bytes or the new, never a part. OSError where that
     cannot be done, the temp file then removed."""
-    fd, tmp = mkstemp(f".{path.name}.", ".tmp", path.parent)
+    folder, name = os.path.split(os.fspath(path))
+    fd, tmp = mkstemp(f".{name}.", ".tmp", folder or ".")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        remove(tmp)
         raise
+
+
+def remove(path: str) -> None:
+    """Remove a file, where it is there to remove (no error otherwise)."""
+    try:  # noqa: SIM105 (contextlib is not loaded on a replay)
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def gathered(blocks: Iterable[str], size: int = 1 << 16) -> Iterator[str]:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import errscan
 from errscan import build, launch
@@ -77,11 +79,14 @@ def test_a_rerun_writes_the_stored_bytes_before_click_loads(
 
 _LOADED = """
 import sys
+heavy = ("click", "subprocess", "hashlib", "_hashlib", "errscan.api", "errscan.cli",
+         "json", "pathlib", "contextlib", "importlib.util", "signal", "re", "enum")
+for name in heavy:  # loaded as the interpreter started (an editable install's finder)
+    sys.modules.pop(name, None)
 sys.argv = ["errscan", *sys.argv[1:]]
 from errscan.__main__ import main
 code = main()
 sys.stdout.flush()
-heavy = ("click", "subprocess", "hashlib", "_hashlib", "errscan.api", "errscan.cli")
 print(code, *sorted(name for name in heavy if name in sys.modules), file=sys.stderr)
 """
 
@@ -91,7 +96,8 @@ def test_a_rerun_loads_neither_click_nor_subprocess_nor_openssl(
 ) -> None:
     """What a warm rerun imports is most of its time: git is spawned without the
     subprocess module, and digests are BLAKE2b from CPython's own module, not
-    hashlib's (which loads OpenSSL)."""
+    hashlib's (which loads OpenSSL). Nor json, pathlib, contextlib or signal (whose
+    enums load enum and re): notes and counts are packed, paths are strings."""
     out = tmp_path / "records.jsonl"
     command = [sys.executable, "-c", _LOADED, "extract", f"{basic_repo}@HEAD", "-o", str(out)]
     first = subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -212,7 +218,7 @@ def test_a_damaged_stored_output_or_note_goes_the_full_way(
     stored.write_bytes(bytes(data))
     second, _, full = _extract(f"{basic_repo}@HEAD", "-q")
     assert full and second == first
-    for note in (_private_cache / "launches").glob("*.json"):
+    for note in (_private_cache / "launches").glob("*.note"):
         note.write_text('{"version": 1, "root": 3}')
     third, _, full = _extract(f"{basic_repo}@HEAD", "-q")
     assert full and third == first
@@ -252,10 +258,28 @@ def test_the_build_signature_follows_every_source(
     (package / "sub" / "__pycache__").mkdir()
     (package / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
     assert build.signature() in seen  # bytecode is not a source
-    assert [path.name for path in build._sources()] == ["a.py", "b.py"]
+    assert [os.path.basename(path) for path in build._sources()] == ["a.py", "b.py"]
     ident = build.ident()
     (package / "a.py").write_text("A = 3\n")
     assert build.ident() != ident
+
+
+@given(st.lists(st.sampled_from(["/", "//", ".", "..", "a", "b c", "~", "~root", "~x.y", "é"])))
+def test_a_cache_folder_is_named_as_the_api_names_it(parts: list[str]) -> None:
+    """launch names the cache folder without pathlib (a warm rescan loads none), as
+    str(Path(text).expanduser()) does: slashes, `.` parts, `~` and `~user`."""
+    text = "".join(parts)
+    if not text:
+        return
+    try:
+        wanted: str | None = str(Path(text).expanduser())
+    except RuntimeError:  # no such user
+        wanted = None
+    try:
+        found: str | None = launch._as_path(text)
+    except ValueError:
+        found = None
+    assert found == wanted
 
 
 def test_the_cache_folder_is_found_as_the_command_finds_it(tmp_path: Path) -> None:
@@ -272,11 +296,11 @@ def test_the_notes_are_bounded_and_pruned_with_the_cache(
     for context in range(3):  # three command lines, three notes
         _extract(f"{basic_repo}@HEAD", "-q", "--context", str(context))
     notes = _private_cache / "launches"
-    assert len(list(notes.glob("*.json"))) == 3
+    assert len(list(notes.glob("*.note"))) == 3
     assert launch.prune(_private_cache, 2) == 1
-    assert len(list(notes.glob("*.json"))) == 2
+    assert len(list(notes.glob("*.note"))) == 2
     dropped, _ = errscan.prune_cache(_private_cache, max_bytes=0)
-    assert dropped >= 2 and not list(notes.glob("*.json"))
+    assert dropped >= 2 and not list(notes.glob("*.note"))
     _, _, full = _extract(f"{basic_repo}@HEAD", "-q", "--context", "2")
     assert full
 
