@@ -487,7 +487,7 @@ class Scan:
             )
         block = output.jsonl_block(records)
         marked = state.mark_commit(block, self.commit, self._source.web)
-        kept.keep(entry, sorted(deps), marked, len(records), result.error)
+        kept.keep(entry, state.deps_text(deps), marked, len(records), result.error)
         return _Done(records, block, len(records), result.error)
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from errscan import background
-from errscan.analyzer import cache, link, output, related, scan
+from errscan.analyzer import cache, link, output, related, scan, state
 from errscan.analyzer.files import BlobEntry
 from errscan.analyzer.index import HeldTable, Index, StoredSummary
 from errscan.frozen import frozen
@@ -70,7 +70,7 @@ class Linked:
     block: str  # its records as jsonl, with empty related lists (with_related fills them)
     ids: list[str]  # the records' ids, in order (as many as its records)
     error: FileError | None
-    deps: list[str]  # what Index.reads gave, sorted
+    deps: str  # what Index.reads gave, as state.deps_text writes it
 
 
 _context: Context | None = None  # set in the main process before the workers fork
@@ -227,7 +227,7 @@ def link_files(paths: list[str]) -> list[Linked] | None:
                 )  # fmt: skip
             block = output.jsonl_block(records)
             ids = [record.id for record in records]
-            done.append(Linked(block, ids, result.error, sorted(deps)))
+            done.append(Linked(block, ids, result.error, state.deps_text(deps)))
     except _Missing:
         return None
     return done

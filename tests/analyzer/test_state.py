@@ -227,6 +227,26 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
         kept.close()
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.characters(codec="utf-8")), max_size=8))  # no lone surrogate
+def test_what_a_file_depended_on_is_kept_as_it_was(deps: list[str]) -> None:
+    """keep_many has SQLite make the rows of the dependencies' JSON text (json_each):
+    each is kept as the string it was, quotes, escapes, newlines and all, in order (one
+    with a NUL too, which json_each would cut)."""
+    from errscan.analyzer.files import BlobEntry
+
+    kept = state.State.private()
+    try:
+        entry = BlobEntry("pkg/a.py", "0" * 40, 1)
+        kept.stage(entry.path, entry.sha, state.names_text([], []))
+        kept.plan(lambda _path, _text: set())
+        kept.keep(entry, state.deps_text(deps), "", 0, None)
+        rows = kept.db.execute("SELECT used FROM dep WHERE path = ? ORDER BY rowid", (entry.path,))
+        assert [used for (used,) in rows] == sorted(deps)
+    finally:
+        kept.close()
+
+
 def test_a_scan_cut_short_keeps_the_last_state(basic_repo: Path, _private_cache: Path) -> None:
     errscan.extract(str(basic_repo))
     with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
