@@ -10,7 +10,7 @@ import stat
 import zlib
 
 from errscan.errors import InputError
-from errscan.tempname import mkstemp, remove
+from errscan.tempname import beside, remove
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,8 +131,7 @@ class opened:  # a class named as the function it was: `with opened(path) as out
         if os.path.islink(path):
             path = self._path = os.path.realpath(path)
         check_writable(path)
-        folder, name = os.path.split(path)
-        fd, self._tmp = mkstemp(f".{name}.", ".tmp", folder or ".")
+        fd, self._tmp = beside(path)
         try:
             os.chmod(self._tmp, _file_mode(path))
             self._out = os.fdopen(fd, "wb")

@@ -32,12 +32,17 @@ def mkstemp(prefix: str, suffix: str, directory: str | os.PathLike[str]) -> tupl
     raise FileExistsError(f"no free temporary name under {directory} after {_ATTEMPTS} tries")
 
 
+def beside(path: str | os.PathLike[str]) -> tuple[int, str]:
+    """mkstemp for a file to be renamed over `path`: `.NAME.<random>.tmp` in its folder."""
+    folder, name = os.path.split(os.fspath(path))
+    return mkstemp(f".{name}.", ".tmp", folder or ".")
+
+
 def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     """`data` as the whole of `path`: written to a new file beside it, then renamed over
     it, so that a reader sees the old bytes or the new, never a part. OSError where that
     cannot be done, the temp file then removed."""
-    folder, name = os.path.split(os.fspath(path))
-    fd, tmp = mkstemp(f".{name}.", ".tmp", folder or ".")
+    fd, tmp = beside(path)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

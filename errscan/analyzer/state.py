@@ -332,14 +332,14 @@ class State:
         self._kept.update(entry.path for entry, *_ in files)
         # json_each ends a string at a NUL, which no path nor name holds: such a list's
         # rows are bound one by one
-        whole = [(e.path, deps) for e, deps, *_ in files if "\\u0000" not in deps]
+        whole: list[tuple[str, str]] = []
+        nul: list[tuple[str, str]] = []
+        for entry, deps, *_ in files:
+            (nul if "\\u0000" in deps else whole).append((entry.path, deps))
         self.db.executemany("INSERT INTO dep SELECT ?, value FROM json_each(?)", whole)
-        if len(whole) < len(files):
-            self.db.executemany(
-                "INSERT INTO dep VALUES (?, ?)",
-                [(e.path, d) for e, deps, *_ in files if "\\u0000" in deps
-                 for d in json.loads(deps)],
-            )  # fmt: skip
+        if nul:
+            each = [(path, used) for path, deps in nul for used in json.loads(deps)]
+            self.db.executemany("INSERT INTO dep VALUES (?, ?)", each)
 
     def namespaces_changed(self, portions: Sequence[str]) -> bool:
         """Whether the folders read as namespace packages differ from the kept scan's

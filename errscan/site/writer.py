@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from errscan.tempname import mkstemp
+from errscan.tempname import beside
 
 Changed = Callable[[str, bool], None]  # told each file written (False) or removed (True)
 
@@ -96,7 +96,7 @@ class FileWriter:
                     self._told(self._settler.submit(b"".join(held), target, path))
                 return digest
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
+        fd, tmp = beside(target)
         try:
             with os.fdopen(fd, "wb", buffering=1 << 16) as out:
                 out.writelines(held)
@@ -261,7 +261,7 @@ def _replace(what: str | bytes, target: Path) -> None:
     file beside it; the temp file removed where that fails."""
     if isinstance(what, bytes):
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = mkstemp(f".{target.name}.", ".tmp", target.parent)
+        fd, tmp = beside(target)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(what)
