@@ -32,7 +32,8 @@ from errscan.analyzer.files import BlobEntry
 from errscan.frozen import frozen
 from errscan.models import FileError
 
-_SCHEMA_VERSION = 4  # 3: the boot it was made in (meta `boot`); 4: related.py's `unkeyed`
+_SCHEMA_VERSION = 5  # 3: the boot it was made in (meta `boot`); 4: related.py's `unkeyed`;
+# 5: file.deps, and `dep` made from it when first asked
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS file (
@@ -41,20 +42,26 @@ CREATE TABLE IF NOT EXISTS file (
     names TEXT NOT NULL,
     block TEXT NOT NULL,
     count INTEGER NOT NULL,
-    error TEXT
+    error TEXT,
+    deps TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS dep (path TEXT NOT NULL, used TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS dep_path ON dep (path);
 CREATE TABLE IF NOT EXISTS defn (key TEXT NOT NULL, path TEXT NOT NULL);
 """
 _DEFN_KEY = "CREATE INDEX IF NOT EXISTS defn_key ON defn (key)"
 _DEFN_PATH = "CREATE INDEX IF NOT EXISTS defn_path ON defn (path)"
-# which files used a name: a first scan adds its rows without it and builds it at the
-# end (networkx's 38,000 rows, through its star imports, took 40 ms more one by one)
+# What each file's records depended on is kept as its row's JSON array (file.deps),
+# written with the row. Which files used a name, the rows of `dep` and their indexes,
+# is made from those arrays by the first scan that asks (redo_dependents), and kept up
+# to date from then on: a first scan, and every scan that relinks all files, never
+# asks, and networkx's first scan (38,000 names used, through its star imports) spent
+# 41-45 ms making the rows and 12-15 ms more indexing them.
+_DEP_PATH = "CREATE INDEX IF NOT EXISTS dep_path ON dep (path)"
 _DEP_USED = "CREATE INDEX IF NOT EXISTS dep_used ON dep (used)"
-_SCHEMA += f"{_DEP_USED};\n{_DEFN_KEY};\n{_DEFN_PATH};\n"
+_SCHEMA += f"{_DEFN_KEY};\n{_DEFN_PATH};\n"
 # defn: where each class (`c:NAME`) and factory (`f:NAME`) of the scan is defined, so
 # exception resolution asks SQLite rather than holding every name of the repository.
+_JSON_NUL = "\\u0000"  # a NUL in a JSON string (json.dumps escapes every control character)
 COMMIT_MARK = "\x00"  # stands for the commit sha in a kept block (never in JSON text)
 DEFAULT_MAX_STATES = 64
 _LOCK_WAIT = 2.0  # seconds to wait for another scan of the lineage before going private
@@ -134,8 +141,13 @@ class State:
         self.db = db
         self.fresh = not db.execute("SELECT EXISTS (SELECT 1 FROM file)").fetchone()[0]
         self.ranking = related.Ranking(db, self.fresh)
-        if self.fresh:  # asked of by later scans only: built at the end (finish)
-            db.execute("DROP INDEX IF EXISTS dep_used")
+        # whether `dep` holds the rows of every kept file's deps (_make_dep_rows)
+        self._dep_rows = bool(
+            db.execute(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' "
+                "AND name = 'dep_used')"
+            ).fetchone()[0]
+        )
         # now: the files of this scan; redo: 1 new or another blob, 2 to relink all the
         # same (what its exceptions resolved through changed; a file whose related lists
         # changed is relinked as the ranking reaches it)
@@ -269,6 +281,7 @@ class State:
         """Mark to relink the files whose records' exceptions were resolved through a
         changed file or one of `used` (what Index.reads gives: `p:PATH` for a file read,
         names looked up)."""
+        self._make_dep_rows()
         self.db.execute(
             "UPDATE now SET redo = 2 WHERE redo = 0 AND path IN (SELECT path FROM dep "
             "WHERE used IN (SELECT 'p:' || path FROM now WHERE redo = 1 UNION ALL "
@@ -283,6 +296,29 @@ class State:
             if marked != path:
                 raise RuntimeError(f"scan state out of step: {marked!r} for {path!r}")
             yield redo != 0
+
+    def _make_dep_rows(self) -> None:
+        """The rows of `dep`, made from every kept file's deps, and their indexes, where
+        no scan of this state has made them yet; keep_many adds to them from then on."""
+        if self._dep_rows:
+            return
+        db = self.db
+        db.execute("DELETE FROM dep")
+        # json_each ends a string at a NUL, which no path nor name holds: such a list's
+        # rows are made one by one
+        db.execute(
+            "INSERT INTO dep SELECT file.path, json_each.value FROM file, json_each(file.deps) "
+            "WHERE instr(file.deps, :nul) = 0",
+            {"nul": _JSON_NUL},
+        )
+        found = db.execute(
+            "SELECT path, deps FROM file WHERE instr(deps, :nul)", {"nul": _JSON_NUL}
+        )
+        each = [(path, used) for path, deps in found.fetchall() for used in json.loads(deps)]
+        db.executemany("INSERT INTO dep VALUES (?, ?)", each)
+        db.execute(_DEP_PATH)
+        db.execute(_DEP_USED)
+        self._dep_rows = True
 
     def forget(self, paths: Sequence[str]) -> None:
         chosen = (json.dumps(list(paths)),)
@@ -317,25 +353,28 @@ class State:
                 "block": block,
                 "count": count,
                 "error": None if error is None else json.dumps([error.reason, error.transient]),
+                "deps": deps,
             }
-            for entry, _, block, count, error in files
+            for entry, deps, block, count, error in files
         ]
         self.db.executemany(
-            "INSERT OR REPLACE INTO file VALUES "
-            "(:path, :sha, (SELECT names FROM now WHERE path = :path), :block, :count, :error)",
+            "INSERT OR REPLACE INTO file VALUES (:path, :sha, "
+            "(SELECT names FROM now WHERE path = :path), :block, :count, :error, :deps)",
             rows,
         )  # named: Python 3.12 deprecates numbered placeholders given a sequence (3.14 refuses)
         # a first scan's files have none yet, unless kept already
         stale = [(e.path,) for e, *_ in files if not self.fresh or e.path in self._kept]
+        self._kept.update(entry.path for entry, *_ in files)
+        if not self._dep_rows:  # made from file.deps when first asked
+            return
         if stale:
             self.db.executemany("DELETE FROM dep WHERE path = ?", stale)
-        self._kept.update(entry.path for entry, *_ in files)
         # json_each ends a string at a NUL, which no path nor name holds: such a list's
         # rows are bound one by one
         whole: list[tuple[str, str]] = []
         nul: list[tuple[str, str]] = []
         for entry, deps, *_ in files:
-            (nul if "\\u0000" in deps else whole).append((entry.path, deps))
+            (nul if _JSON_NUL in deps else whole).append((entry.path, deps))
         self.db.executemany("INSERT INTO dep SELECT ?, value FROM json_each(?)", whole)
         if nul:
             each = [(path, used) for path, deps in nul for used in json.loads(deps)]
@@ -352,7 +391,6 @@ class State:
     def finish(self, commit: str) -> None:
         """Make this scan the kept one, as the state closes (close)."""
         self.ranking.build_indexes()
-        self.db.execute(_DEP_USED)
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         self._finished = True
 

@@ -228,11 +228,15 @@ def test_the_state_claims_a_name_for_the_file_an_index_in_memory_would(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(st.characters(codec="utf-8")), max_size=8))  # no lone surrogate
-def test_what_a_file_depended_on_is_kept_as_it_was(deps: list[str]) -> None:
-    """keep_many has SQLite make the rows of the dependencies' JSON text (json_each):
-    each is kept as the string it was, quotes, escapes, newlines and all, in order (one
-    with a NUL too, which json_each would cut)."""
+@given(
+    st.lists(st.text(st.characters(codec="utf-8")), max_size=8),  # no lone surrogate
+    st.booleans(),
+)
+def test_what_a_file_depended_on_is_kept_as_it_was(deps: list[str], asked_first: bool) -> None:
+    """What a file depended on is kept as its row's JSON array, and the rows of `dep`
+    are made from it (json_each) when first asked, or as the file is kept once they
+    have been: either way each is kept as the string it was, quotes, escapes, newlines
+    and all, in order (one with a NUL too, which json_each would cut)."""
     from errscan.analyzer.files import BlobEntry
 
     kept = state.State.private()
@@ -240,9 +244,14 @@ def test_what_a_file_depended_on_is_kept_as_it_was(deps: list[str]) -> None:
         entry = BlobEntry("pkg/a.py", "0" * 40, 1)
         kept.stage(entry.path, entry.sha, state.names_text([], []))
         kept.plan(lambda _path, _text: set())
+        if asked_first:
+            kept.redo_dependents([])
         kept.keep(entry, state.deps_text(deps), "", 0, None)
+        assert not _indexes(kept.db) & {"dep_used", "dep_path"} or asked_first
+        kept.redo_dependents([])
         rows = kept.db.execute("SELECT used FROM dep WHERE path = ? ORDER BY rowid", (entry.path,))
         assert [used for (used,) in rows] == sorted(deps)
+        assert {"dep_used", "dep_path"} <= _indexes(kept.db)
     finally:
         kept.close()
 
@@ -411,14 +420,16 @@ def _indexes(db: sqlite3.Connection) -> set[str]:
 def test_a_first_scan_builds_its_tables_indexes_at_the_end(
     basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A first scan writes the ranking's keys, the defined names and what each file
-    used without their indexes, and builds those once the rows are in: the state it
-    keeps has every index the schema declares, and rescans as a fresh scan would."""
+    """A first scan writes the ranking's keys and the defined names without their
+    indexes, and builds those once the rows are in: the state it keeps has every index
+    the schema declares, and rescans as a fresh scan would. What each file used is made
+    into rows, and indexed, by the first rescan that asks which files used what."""
     schema = sqlite3.connect(":memory:")
     schema.executescript(state._SCHEMA + related.SCHEMA)
     declared = _indexes(schema)
-    deferred = {"post_key", "post_id", "word_word", "word_id", "dep_used"}
+    deferred = {"post_key", "post_id", "word_word", "word_id"}
     assert deferred | {"defn_key", "defn_path"} <= declared
+    assert not declared & {"dep_used", "dep_path"}
     before: list[set[str]] = []
     build = related.Ranking.build_indexes
 
@@ -432,11 +443,16 @@ def test_a_first_scan_builds_its_tables_indexes_at_the_end(
     (path,) = (_private_cache / "state").glob("*.sqlite")
     kept = sqlite3.connect(path)
     assert _indexes(kept) == declared
+    assert kept.execute("SELECT count(*) FROM dep").fetchone()[0] == 0
+    used = kept.execute("SELECT sum(json_array_length(deps)) FROM file").fetchone()[0]
+    assert used > 0
     with open(basic_repo / "pkg/latin.py", "a", encoding="utf-8") as source:
         source.write('\n\ndef added():\n    raise ValueError("an added error")\n')
     commit_all(basic_repo, "edit")
     _fresh_and_incremental(basic_repo)
-    assert _indexes(kept) == declared
+    assert _indexes(kept) == declared | {"dep_used", "dep_path"}
+    rows = kept.execute("SELECT count(*) FROM dep").fetchone()[0]
+    assert rows == kept.execute("SELECT sum(json_array_length(deps)) FROM file").fetchone()[0]
     kept.close()
 
 
