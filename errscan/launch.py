@@ -36,7 +36,7 @@ from errscan import __version__, build
 from errscan.analyzer import gitcmd
 from errscan.analyzer.replay import Replay, pack, unpack
 from errscan.outfile import check_writable, write_bytes
-from errscan.tempname import write_atomically
+from errscan.tempname import remove, write_atomically
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -183,14 +183,8 @@ def prune(root: str | os.PathLike[str], keep: int) -> int:
                     old.append(entry.path)
     except OSError:
         return 0
-    dropped = 0
-    for path in [path for _, path in sorted(notes)[: max(0, len(notes) - keep)]] + old:
-        try:
-            os.unlink(path)
-        except OSError:
-            continue
-        dropped += 1
-    return dropped
+    gone = [path for _, path in sorted(notes)[: max(0, len(notes) - keep)]] + old
+    return sum(remove(path) for path in gone)
 
 
 class _Terminated(KeyboardInterrupt):

@@ -52,12 +52,13 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
-def remove(path: str) -> None:
-    """Remove a file, where it is there to remove (no error otherwise)."""
-    try:  # noqa: SIM105 (contextlib is not loaded on a replay)
+def remove(path: str) -> bool:
+    """Remove a file, where it is there to remove (no error otherwise): whether it went."""
+    try:
         os.unlink(path)
     except OSError:
-        pass
+        return False
+    return True
 
 
 def gathered(blocks: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
