@@ -35,6 +35,7 @@ _PLAIN_STR = frozenset(
     if (_OWN_STR.isdisjoint(classes) or name == "UnicodeError") and "ExceptionGroup" not in name
 )
 _MAX_HOPS = 16
+_NOWHERE = 1 << 30  # Index._low where a resolution came back to none under way
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 # files whose imports and classes are kept decoded at once: networkx's names are asked
@@ -323,6 +324,10 @@ class Index:
         self._deepest = 0  # the most hops the resolution under way has gone
         self._stars: dict[str, tuple[str, ...]] = {}  # _star_files, by path
         self._cut = False  # whether the resolution under way met the hop limit
+        # the resolutions under way, each at its depth among them (_resolve), and the
+        # shallowest of them the one under way came back to (_NOWHERE: none)
+        self._active: dict[tuple[str, str], int] = {}
+        self._low = _NOWHERE
         self._reading: list[set[str]] = []  # files read, per answer being worked out
 
     def module_of(self, path: str) -> str | None:
@@ -490,8 +495,9 @@ class Index:
         (`nx.NetworkXError`) through the star imports of `networkx/__init__.py`, some
         150 modules deep, which were walked again for each file and name (92% of its
         linking). An answer is given again only where working it out anew would not
-        meet the hop limit either, and one that met the limit is not kept, so that no
-        answer depends on what was asked before it."""
+        meet the hop limit either, and one that met the limit, or came back to a
+        resolution under way above it (_resolve), is not kept, so that no answer
+        depends on what was asked before it."""
         key = (path, dotted)
         kept = self._below.get(key)
         if kept is not None and hops + kept[2] <= _MAX_HOPS:
@@ -500,22 +506,43 @@ class Index:
                 self._reading[-1].update(read)
             self._deepest = max(self._deepest, hops + depth)
             return found
-        outer = self._deepest, self._cut
-        self._deepest, self._cut = hops, False
+        outer = self._deepest, self._cut, self._low
+        self._deepest, self._cut, self._low = hops, False, _NOWHERE
         with self.reads() as reading:
             found = self._resolve(path, dotted, hops)
-        deepest, cut = self._deepest, self._cut
+        deepest, cut, low = self._deepest, self._cut, self._low
         self._deepest, self._cut = max(outer[0], deepest), outer[1] or cut
-        if not cut:
+        self._low = min(outer[2], low)
+        # this one's depth among those under way is how many are under way without it
+        if not cut and low >= len(self._active):
             if len(self._below) >= _REMEMBERED_BELOW:  # memory stays flat
                 self._below.clear()
             self._below[key] = (found, frozenset(reading), deepest - hops)
         return found
 
     def _resolve(self, path: str, dotted: str, hops: int) -> str | None:
+        """A name asked again of a file while it is being worked out there gives None:
+        the name is what the file's other bindings make it. networkx's
+        `networkx/__init__.py` binds `NetworkXError` by `from networkx.exception import
+        *`, then by `from networkx.algorithms import *` again, whose module
+        `reciprocity.py` has `from networkx import NetworkXError`; that cycle went on to
+        the hop limit, and 469 of its 1,115 records gave `networkx.NetworkXError`,
+        without its bases or docstring."""
         if hops > _MAX_HOPS:
             self._cut = True
             return None
+        key = (path, dotted)
+        depth = self._active.get(key)
+        if depth is not None:
+            self._low = min(self._low, depth)
+            return None
+        self._active[key] = len(self._active)
+        try:
+            return self._resolve_here(path, dotted, hops)
+        finally:
+            del self._active[key]
+
+    def _resolve_here(self, path: str, dotted: str, hops: int) -> str | None:
         self._deepest = max(self._deepest, hops)
         module = self.module_of(path)
         if module is None:
@@ -583,8 +610,12 @@ class Index:
                 return imported.name
         return f"{base}.{imported.name}" if imported.name else base
 
-    def _canonical(self, qualified: str, hops: int) -> str:
-        """Follow re-exports inside the repository to where a class is defined."""
+    def _canonical(self, qualified: str, hops: int) -> str | None:
+        """Follow re-exports inside the repository to where a class is defined: the
+        name as written where the module does not bind it further (an attribute of a
+        class defined there: `DeserializationError.WithData`, asked of the module again,
+        comes back to this resolution), None where that came back to a resolution under
+        way above this one (what it binds is being worked out there)."""
         if self._class_file(qualified) is not None:
             return qualified
         parts = qualified.split(".")
@@ -593,7 +624,12 @@ class Index:
             path = self.file_of(module)
             if path is None:
                 continue
+            outer, self._low = self._low, _NOWHERE
             found = self.resolve(path, ".".join(parts[cut:]), hops + 1)
+            came_back = self._low < len(self._active) - 1  # to one above this one
+            self._low = min(outer, self._low)
+            if found is None and came_back:
+                return None
             return found or qualified
         return stdlib.canonical(qualified) or qualified  # copy.error is copy.Error
 
