@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
+from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.summary import UNKNOWN_STR
 from errscan.frozen import frozen
 from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
@@ -646,6 +647,8 @@ class Index:
         made = facts.factories.get(name)
         if not made:
             return None
+        if made == "cls":  # a classmethod's `return cls(...)`: the class it is called on
+            return self._called_on(path, ref, function, made_in, name)
         resolved = self.resolve(made_in, made)
         if resolved is not None and self._factory_file(resolved) is not None:
             resolved = None  # `Source.parse_error`: another factory of the repository
@@ -711,8 +714,38 @@ class Index:
         qualified = self.resolve(path, ref) or f"{module}.{ref}"
         made_in = self._factory_file(qualified)
         if made_in is None:
-            return None
+            # `Sub.from_error(...)`, a factory method Sub has of a base
+            owner, _, method = ref.rpartition(".")
+            cls = (
+                self.resolve(path, owner)
+                if looks_like_class_name(owner.rpartition(".")[2])
+                else None
+            )
+            if cls is None or self.class_info(cls) is None:
+                return None
+            return self._method_factory(cls, method, set())
         return made_in, qualified[len(self._module(made_in)) + 1 :]
+
+    def _called_on(self, path: str, ref: str, function: str, made_in: str, name: str) -> str | None:
+        """The class `cls` is in the factory method `name` of `made_in`, called as `ref` in
+        `function` of `path`: the class named before the method (`DeserializationError` of
+        Django's `DeserializationError.WithData(...)`, a subclass that inherits it), the
+        method's caller's class for `self.`/`cls.`, else the class defining the method.
+        None where the factory is no method: `def make(cls, msg)` is handed a class."""
+        owner = name.rpartition(".")[0]
+        defining = f"{self._module(made_in)}.{owner}" if owner else None
+        if defining is None or self.class_info(defining) is None:
+            return None
+        if ref.startswith(("self.", "cls.")):
+            module = self.module_of(path)
+            caller = function.rpartition(".")[0]
+            called_on = f"{module}.{caller}" if module is not None and caller else None
+        else:
+            written = ref.rpartition(".")[0]
+            called_on = self.resolve(path, written) if written else None
+        if called_on is None or self.class_info(called_on) is None:
+            return defining
+        return called_on
 
     def _method_factory(self, cls: str, method: str, seen: set[str]) -> tuple[str, str] | None:
         """A factory method of class `cls` or of the first of its bases to define it."""

@@ -87,7 +87,7 @@ def link(
     for site, site_id in zip(ordered, site_ids, strict=True):
         if _raises_what_was_raised_before(site, index):
             site = _as_reraise(site)
-        qualname = _qualname(site, index)
+        qualname, by_method = _qualname(site, index)
         qualname = _ALIASES.get(qualname, qualname) if qualname is not None else None
         handed = _handed_class(site, index) if qualname is None else None
         info = index.exception_info(_os_error_subclass(site, qualname or handed))
@@ -143,7 +143,7 @@ def link(
             composed, *others = [_key_error(parts) for parts in whole]
             others += [_key_error(parts, flip=True) for parts in whole]
         source = "init"
-        made = _factory_message(site, index, info)
+        made = _factory_message(site, index, info, by_method)
         if made is not None:  # what the factory gives its class, the call's arguments in
             (composed, *others), source = made
         elif composed is None and info.args_str:
@@ -259,18 +259,23 @@ def _known_text(info: ExceptionInfo) -> bool:
 
 
 def _factory_message(
-    site: Site, index: Index, info: ExceptionInfo
+    site: Site, index: Index, info: ExceptionInfo, by_method: bool = False
 ) -> tuple[list[tuple[MessagePart, ...]], str] | None:
     """The message of `raise factory(...)`: what the class makes of the arguments the
     factory gives it, those in terms of the call's, then the other paths' (a message
     the factory looks up, as the method's subclasses have it); a single unknown part
     where that cannot be read; with the message_source, "default" for a text its user
     may replace. None for other sites, and for a factory outside the repository, whose
-    first argument may be its message."""
+    first argument may be its message. `by_method`: a factory method named as a class
+    (Django's `DeserializationError.WithData`), which the site read as a class, its
+    first argument as the text."""
     ref = site.exception_ref
-    if ref is None or site.kind != "raise" or site.message_source not in ("factory", "unresolved"):
+    if ref is None or site.kind != "raise":
         return None
-    if looks_like_class_name(ref.rsplit(".", 1)[-1]):
+    if not by_method and (
+        site.message_source not in ("factory", "unresolved")
+        or looks_like_class_name(ref.rsplit(".", 1)[-1])
+    ):
         return None
     unknown: list[tuple[MessagePart, ...]] = [(MessagePart(expr=UNKNOWN_STR),)]
     found = index.factory_call(site.file, ref, site.function)
@@ -299,14 +304,31 @@ def _factory_message(
     paths, configurable = (
         _looked_up(inner, params, site, index) if ref.startswith("self.") else ([inner], False)
     )
+    of_cls = index.factory_made(site.file, ref, site.function) == "cls"
     made = []
     for parts in paths:
         bound = _bound(site.call_args, params, parts)
+        if bound and of_cls:
+            bound = _cls_constants(bound, info)
         if bound and any(part.text and part.text.strip() for part in bound):
             made.append(bound)
     if len(made) != len(paths) or not made:
         return unknown, "factory"  # nothing but placeholders matches any text: no template
     return made, DEFAULT if configurable else "factory"
+
+
+def _cls_constants(parts: tuple[MessagePart, ...], info: ExceptionInfo) -> tuple[MessagePart, ...]:
+    """A classmethod's `cls.NAME` of a class constant, in the text it gives `cls`, as the
+    class raised has it: hypothesis's `return cls(f"{cls._BASE_MESSAGE}\\n\\n{detail}")`."""
+    values = dict(info.constants)
+    if not values:
+        return parts
+    out = []
+    for part in parts:
+        name = part.expr[4:] if part.expr is not None and part.expr.startswith("cls.") else None
+        value = values.get(name) if name is not None else None
+        out.append(part if value is None else inline(part._replace(expr=value)))
+    return tuple(merge(out))
 
 
 def _forwarded_message(
@@ -567,11 +589,13 @@ def _as_reraise(site: Site) -> Site:
     )
 
 
-def _qualname(site: Site, index: Index) -> str | None:
-    """The exception class a site throws, fully qualified, where the scan can tell."""
+def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
+    """The exception class a site throws, fully qualified, where the scan can tell; and
+    whether a factory method named as a class makes it (`raise
+    DeserializationError.WithData(...)`, Django's classmethod `return cls(...)`)."""
     ref = site.exception_ref
     if ref is None or site.kind == "reraise":
-        return None
+        return None, False
     if site.message_source == "factory" or not looks_like_class_name(ref.rsplit(".", 1)[-1]):
         made = index.factory_class(site.file, ref, site.function)
         if made is None:  # an alias of a standard class in lower case (`copy.error`)
@@ -579,9 +603,20 @@ def _qualname(site: Site, index: Index) -> str | None:
             known = resolved and (
                 resolved.startswith("builtins.") or stdlib.exception_class(resolved)
             )
-            return resolved if known else None
-        return made
-    return index.local_class(site.file, site.function, ref) or index.resolve(site.file, ref)
+            return (resolved if known else None), False
+        return made, False
+    local = index.local_class(site.file, site.function, ref)
+    if local is not None:
+        return local, False
+    resolved = index.resolve(site.file, ref)
+    owner = ref.rpartition(".")[0]
+    if (
+        looks_like_class_name(owner.rpartition(".")[2])
+        and (resolved is None or index.class_info(resolved) is None)
+        and (made := index.factory_class(site.file, ref, site.function)) is not None
+    ):
+        return made, True
+    return resolved, False
 
 
 # Python 3's other names of OSError: the class raised is OSError

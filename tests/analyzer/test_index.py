@@ -379,6 +379,56 @@ def test_an_attribute_of_a_class_is_named_as_written() -> None:
     )
 
 
+_CLASSMETHOD = {
+    "pkg/__init__.py": "",
+    "pkg/base.py": "class DeserializationError(Exception):\n"
+                   "    @classmethod\n"
+                   "    def WithData(cls, exc, model):\n"
+                   "        return cls('%s: %s' % (exc, model))\n\n"
+                   "    def again(self, exc):\n"
+                   "        raise self.WithData(exc, 'm')\n\n"
+                   "class Sub(DeserializationError):\n"
+                   "    def go(self, exc):\n"
+                   "        raise self.WithData(exc, 'm')\n\n"
+                   "def make(cls, msg):\n"
+                   "    return cls(msg)\n",
+    "pkg/use.py": "from pkg.base import DeserializationError, Sub, make\n"
+                  "from pkg import base\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "ref", "function", "made"),
+    [
+        ("pkg/use.py", "DeserializationError.WithData", "f", "pkg.base.DeserializationError"),
+        ("pkg/use.py", "base.DeserializationError.WithData", "f", "pkg.base.DeserializationError"),
+        # the subclass's: `cls` is the class the method is called on, which inherits it
+        ("pkg/use.py", "Sub.WithData", "f", "pkg.base.Sub"),
+        (
+            "pkg/base.py",
+            "self.WithData",
+            "DeserializationError.again",
+            "pkg.base.DeserializationError",
+        ),
+        ("pkg/base.py", "self.WithData", "Sub.go", "pkg.base.Sub"),
+        # a function handed a class makes what it is handed: no class errscan can name
+        ("pkg/use.py", "make", "f", None),
+    ],
+)
+def test_a_classmethod_returning_cls_makes_the_class_it_is_called_on(
+    path: str, ref: str, function: str, made: str | None
+) -> None:
+    """Django's `raise DeserializationError.WithData(original_exc, label, pk, value)`, a
+    classmethod returning `cls("%s: (%s:pk=%s) field_value was '%s'" % ...)`."""
+    index = _index_of(_CLASSMETHOD)
+    assert index.factory_class(path, ref, function) == made
+    if made is not None:
+        assert index.factory_call(path, ref, function) == (
+            ("exc", "model"),
+            ((None, "'%s: %s' % (exc, model)"),),
+        )
+
+
 def test_a_module_s_other_name_of_a_class_resolves_to_the_class() -> None:
     """urllib3's exceptions.py: `ConnectionError = ProtocolError`, imported by that name
     elsewhere, is ProtocolError, not the builtin ConnectionError."""

@@ -203,3 +203,28 @@ def test_a_builtin_subclass_s_text_has_no_candidate_of_another_rule() -> None:
         "def f():\n    raise BadSyntax('bad token', ('f.py', 1, 2, 'x'))\n"
     )
     assert record.message_candidates == ("bad token (f.py, line 1)",)
+
+
+def test_a_classmethod_s_text_holds_the_class_constants_of_the_class_it_makes() -> None:
+    """hypothesis's `raise FlakyStrategyDefinition.with_detail("...")`, a classmethod
+    returning `cls(f"{cls._BASE_MESSAGE}\\n\\n{detail}")`: the constant as the class it is
+    called on has it."""
+    records = errscan.extract_source(
+        "class Flaky(Exception):\n"
+        "    _BASE = 'Inconsistent data generation!'\n\n"
+        "    @classmethod\n"
+        "    def with_detail(cls, detail):\n"
+        "        return cls(f'{cls._BASE}\\n\\n{detail}')\n\n"
+        "class Sub(Flaky):\n"
+        "    _BASE = 'Other.'\n\n"
+        "def f():\n"
+        "    raise Flaky.with_detail('The second run drew more data.')\n\n"
+        "def g(n):\n"
+        "    raise Sub.with_detail(f'{n} more')\n",
+        path="flaky.py",
+    )
+    assert [(r.exception_qualname, r.message, r.message_source) for r in records] == [
+        ("flaky.Flaky", "Inconsistent data generation!\n\nThe second run drew more data.",
+         "factory"),
+        ("flaky.Sub", "Other.\n\n{n} more", "factory"),
+    ]  # fmt: skip
