@@ -40,7 +40,8 @@ def summarize(
     `partial`: what a class's __init__ and __str__ make (ClassInfo's fields but its
     name, bases, docstring and constants) is read only where the class may be an
     exception's, as its file tells (exception_like_classes), and the calls of the
-    factories that build what is named as an exception (_may_be_raised): the rest are
+    factories that build what is named as an exception (_may_be_raised), or `cls` in a
+    method of such a class: the rest are
     `deferred`, the summary `partial`. Most files' classes (models, views,
     forms) never need them; what linking needs of the rest it reads by summarizing the
     file whole (index.Index._completed).
@@ -48,7 +49,14 @@ def summarize(
     defs = _class_defs(tree.body)
     detailed = _exception_like(defs) if partial else None
     classes = tuple(_classes(defs, src, constants, detailed))
-    called = [name for name, built in factories if detailed is None or _may_be_raised(built)]
+    called = [
+        name
+        for name, built in factories
+        if detailed is None
+        or _may_be_raised(built)
+        # a classmethod's `return cls(...)` of a class that may be an exception's
+        or (built == "cls" and name.rpartition(".")[0] in detailed)
+    ]
     return FileSummary(
         imports=tuple(_with_local_imports(tree, imported, local_imports)),
         classes=classes,

@@ -837,3 +837,25 @@ def test_a_partial_summary_defers_details_of_other_classes_only() -> None:
     assert partial.factories == whole.factories
     only_errors = scan.scan_file("e.py", "class Bad(ValueError):\n    pass\n", 3, partial=True)
     assert not only_errors.summary.partial
+
+
+def test_a_partial_summary_reads_a_classmethod_making_its_exception_class() -> None:
+    """Django's `DeserializationError.WithData`, `return cls(...)` in a class that may be
+    an exception's: its call is read, so linking need not summarize the file again; the
+    same classmethod of a model is deferred."""
+    code = (
+        "class DeserializationError(Exception):\n"
+        "    @classmethod\n"
+        "    def WithData(cls, exc, pk):\n"
+        "        return cls('%s: pk=%s' % (exc, pk))\n\n"
+        "class Model:\n"
+        "    @classmethod\n"
+        "    def make(cls, pk):\n"
+        "        return cls(pk)\n"
+    )
+    partial = scan.scan_file("m.py", code, 3, partial=True).summary
+    assert partial.factories == (("DeserializationError.WithData", "cls"), ("Model.make", "cls"))
+    assert partial.factory_calls == (
+        ("DeserializationError.WithData", ("exc", "pk"), ((None, "'%s: pk=%s' % (exc, pk)"),)),
+    )
+    assert partial.partial  # Model's details and its factory's call are deferred
