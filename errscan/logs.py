@@ -58,6 +58,10 @@ def scan_log(
 
 
 _HEADER = b"Traceback (most recent call last):"
+# an exception group's traceback: its header, and each of its lines, behind a margin
+_GROUP = b"+ Exception Group Traceback (most recent call last):"
+_BOXED = re.compile(rb" *[|+]")
+_MARGIN = re.compile(rb" *\| ?")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
 _KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
 _ENDINGS = (b": ", b":\n", b"\n", b"\r\n", b":\r", b"")  # what follows a name's end
@@ -79,6 +83,9 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
         header = data.rfind(_HEADER, 0, cut)
         if header >= 0:
             start = data.rfind(b"\n", 0, header) + 1
+            if _MARGIN.fullmatch(data, start, header):  # inside an exception group's box
+                group = data.rfind(_GROUP, 0, start)
+                start = data.rfind(b"\n", 0, group) + 1 if group >= 0 else start
             if _traceback_end(data, start, cut) is None and cut - start < _LONGEST:
                 cut = start  # the unfinished traceback goes whole into the next block
         chunk, rest = data[:cut], data[cut:]
@@ -88,9 +95,19 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
 
 def _traceback_end(data: bytes, start: int, end: int) -> int | None:
     """Where the traceback whose header line starts at `start` ends (past its
-    exception's line and that message's indented lines), or None where `end` comes
-    first: the next unindented line after the exception's is not there yet."""
+    exception's line and that message's indented lines; an exception group's, past its
+    last line behind a margin), or None where `end` comes first: the next unindented
+    line after the exception's is not there yet."""
     position = data.find(b"\n", start, end) + 1
+    if _GROUP in data[start:position]:
+        while 0 < position < end:
+            line_end = data.find(b"\n", position, end)
+            if line_end < 0:
+                return None
+            if _BOXED.match(data, position, line_end) is None:
+                return position
+            position = line_end + 1
+        return None
     ended = False  # past the exception's line
     while 0 < position < end:
         line_end = data.find(b"\n", position, end)

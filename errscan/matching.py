@@ -62,8 +62,45 @@ _CHAINED = re.compile(
 
 
 def parse_chain(text: str) -> list[Seen]:
-    """Each exception of a pasted chain, the first cause first."""
+    """Each exception of a pasted chain, the first cause first. An exception group's
+    traceback (Python 3.11+, anyio's and trio's) is taken box by box: the group's own
+    comes last, so that a lookup, last first, offers the group, then its exceptions in
+    their order."""
+    boxes = _boxes(text)
+    if boxes is None:
+        return _chain(text)
+    group, *inner = boxes
+    return [seen for box in reversed(inner) for seen in _chain(box)] + _chain(group)
+
+
+def _chain(text: str) -> list[Seen]:
     return [_parse_one(part) for part in _CHAINED.split(text) if part.strip()] or [_parse_one(text)]
+
+
+# what Python prints of an exception group: each exception in a box of its own, its
+# lines behind a margin (`  | `, `  + ` on the group's first line), the boxes between
+# rules (`  +-+---------------- 1 ----------------`, `    +---------------- 2 ---...`,
+# `    +------------------------------------` after the last)
+_RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -{4,})? *$")
+_MARGIN = re.compile(r"^ *[|+](?: |$)")
+_GROUP_HEADER = "Exception Group Traceback (most recent call last):"
+
+
+def _boxes(text: str) -> list[str] | None:
+    """The text of each box of an exception group's traceback, its margin off, in the
+    order printed (the group's first, a nested group's before its own exceptions); None
+    for a text without the rules between boxes."""
+    lines = text.split("\n")
+    if not any(_RULE.match(line) for line in lines):
+        return None
+    boxes: list[list[str]] = [[]]
+    for line in lines:
+        if _RULE.match(line):
+            boxes.append([])
+        else:
+            line = _MARGIN.sub("", line, count=1)
+            boxes[-1].append(line.replace(_GROUP_HEADER, "Traceback (most recent call last):"))
+    return ["\n".join(box) for box in boxes if any(line.strip() for line in box)]
 
 
 def _parse_one(text: str) -> Seen:

@@ -620,3 +620,96 @@ def test_two_letters_of_literal_text_match_elsewhere_only_for_the_type() -> None
     found = [m.record for m in errscan.lookup(shown, records)]
     assert found[0] == raised and helper not in found
     assert errscan.lookup(f"AssertionError: {message}", records)[0].record == helper
+
+
+GROUPED = """\
+def inner(v):
+    raise KeyError(f"no entry {v}")
+
+
+def run(values):
+    errors = []
+    for v in values:
+        try:
+            inner(v)
+        except KeyError as e:
+            errors.append(e)
+    errors.append(ValueError("bad value"))
+    group = ExceptionGroup("inner group", errors)
+    raise ExceptionGroup("outer group", [group, TypeError("wrong type")])
+"""
+
+# what Python 3.11 to 3.13 print of `run(["a"])` (traceback.format_exception), the code
+# in m.py: the groups' boxes behind their margins, a nested group's inside its own
+GROUP_SHOWN = """\
+  + Exception Group Traceback (most recent call last):
+  |   File "main.py", line 3, in <module>
+  |   File "/srv/app/m.py", line 14, in run
+  |     raise ExceptionGroup("outer group", [group, TypeError("wrong type")])
+  | ExceptionGroup: outer group (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | ExceptionGroup: inner group (2 sub-exceptions)
+    +-+---------------- 1 ----------------
+      | Traceback (most recent call last):
+      |   File "/srv/app/m.py", line 9, in run
+      |     inner(v)
+      |   File "/srv/app/m.py", line 2, in inner
+      |     raise KeyError(f"no entry {v}")
+      | KeyError: 'no entry a'
+      +---------------- 2 ----------------
+      | ValueError: bad value
+      +------------------------------------
+    +---------------- 2 ----------------
+    | TypeError: wrong type
+    +------------------------------------
+"""
+
+
+def test_an_exception_group_offers_the_group_then_its_exceptions_in_order() -> None:
+    """Each box of the group's traceback read as the exception it shows: the outer
+    group first (the one raised), then the nested group and its exceptions, in the
+    order printed; the frames of a box are its own."""
+    from errscan.matching import parse_chain
+
+    seen = list(reversed(parse_chain(GROUP_SHOWN)))
+    assert [(s.exception, s.message) for s in seen] == [
+        ("ExceptionGroup", "outer group (2 sub-exceptions)"),
+        ("ExceptionGroup", "inner group (2 sub-exceptions)"),
+        ("KeyError", "'no entry a'"),
+        ("ValueError", "bad value"),
+        ("TypeError", "wrong type"),
+    ]
+    assert seen[0].frames == (("main.py", 3, "<module>"), ("/srv/app/m.py", 14, "run"))
+    assert seen[2].frames == (("/srv/app/m.py", 9, "run"), ("/srv/app/m.py", 2, "inner"))
+    records = errscan.extract_source(GROUPED, path="m.py")
+    found = [(m.record.line, m.kind) for m in errscan.lookup(GROUP_SHOWN, records)]
+    # the raises: the outer group's, then the KeyError's (the rest are built, not raised)
+    assert found[:2] == [(14, "full"), (2, "full")]
+
+
+def test_a_log_holds_an_exception_group_s_traceback_as_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to its last ruled line, in blocks of any size: the log's next line is an
+    error of its own."""
+    import io
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex
+
+    index = TemplateIndex(errscan.extract_source(GROUPED, path="m.py"))
+    text = "INFO start\n" + GROUP_SHOWN + "ERROR KeyError: 'no entry b'\nINFO done\n"
+
+    def found() -> list[tuple[int, int | None, str]]:
+        stream = io.BytesIO(text.encode())
+        return [(f.line, f.match.record.line if f.match else None, f.text.split("\n")[-1])
+                for f in logs.scan_log(stream, index)]  # fmt: skip
+
+    whole = found()
+    assert whole == [
+        (2, 14, "    +------------------------------------"),
+        (2 + len(GROUP_SHOWN.splitlines()), 2, "KeyError: 'no entry b'"),
+    ]
+    for size in (16, 100, 333):
+        monkeypatch.setattr(logs, "_BLOCK", size)
+        assert found() == whole, size
