@@ -82,6 +82,7 @@ def _chain(text: str) -> list[Seen]:
 # rules (`  +-+---------------- 1 ----------------`, `    +---------------- 2 ---...`,
 # `    +------------------------------------` after the last)
 _RULE = re.compile(r"^ *\+(?:-\+)?-{4,}(?: (?:\d+|\.\.\.) -{4,})? *$")
+_FIRST_RULE = re.compile(r"^ *\+-\+-{4,} 1 -{4,} *$", re.MULTILINE)  # before a group's first
 _MARGIN = re.compile(r"^ *[|+](?: |$)")
 _GROUP_HEADER = "Exception Group Traceback (most recent call last):"
 
@@ -89,10 +90,11 @@ _GROUP_HEADER = "Exception Group Traceback (most recent call last):"
 def _boxes(text: str) -> list[str] | None:
     """The text of each box of an exception group's traceback, its margin off, in the
     order printed (the group's first, a nested group's before its own exceptions); None
-    for a text without the rules between boxes."""
-    lines = text.split("\n")
-    if not any(_RULE.match(line) for line in lines):
+    for a text without the rule before a group's first exception (a message's own
+    `+-----` lines stay its own)."""
+    if _FIRST_RULE.search(text) is None:
         return None
+    lines = text.split("\n")
     boxes: list[list[str]] = [[]]
     for line in lines:
         if _RULE.match(line):

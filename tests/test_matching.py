@@ -669,7 +669,7 @@ def test_an_exception_group_offers_the_group_then_its_exceptions_in_order() -> N
     """Each box of the group's traceback read as the exception it shows: the outer
     group first (the one raised), then the nested group and its exceptions, in the
     order printed; the frames of a box are its own."""
-    from errscan.matching import parse_chain
+    from errscan.matching import Seen, parse_chain
 
     seen = list(reversed(parse_chain(GROUP_SHOWN)))
     assert [(s.exception, s.message) for s in seen] == [
@@ -681,6 +681,10 @@ def test_an_exception_group_offers_the_group_then_its_exceptions_in_order() -> N
     ]
     assert seen[0].frames == (("main.py", 3, "<module>"), ("/srv/app/m.py", 14, "run"))
     assert seen[2].frames == (("/srv/app/m.py", 9, "run"), ("/srv/app/m.py", 2, "inner"))
+    # a message's own ruled lines are no group's
+    table = "ValueError: bad rows\n+-------+-------+\n| a | b |\n+------------"
+    shown = 'Traceback (most recent call last):\n  File "m.py", line 3, in f\n' + table
+    assert parse_chain(shown) == [Seen("ValueError", table[12:], (("m.py", 3, "f"),))]
     records = errscan.extract_source(GROUPED, path="m.py")
     found = [(m.record.line, m.kind) for m in errscan.lookup(GROUP_SHOWN, records)]
     # the raises: the outer group's, then the KeyError's (the rest are built, not raised)
