@@ -37,6 +37,11 @@ class Terminated(KeyboardInterrupt):
     scan unwinds as on Ctrl-C: temp output, temp folders and pool workers cleaned up."""
 
 
+def _stdout_for_dash(value: Path | None) -> Path | None:
+    """`-o -` is standard output, as for other tools, never a file named `-`."""
+    return None if value is not None and str(value) == "-" else value
+
+
 def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated
 
@@ -152,8 +157,9 @@ def cli() -> None:
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
-    help="Write here (atomically) instead of to stdout.",
+    type=click.Path(path_type=Path, allow_dash=True),
+    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
+    help="Write here (atomically) instead of to stdout (`-`).",
 )
 @click.option(
     "--include-tests/--no-include-tests", default=None,
@@ -344,8 +350,9 @@ _SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
-    help="Write the page here (atomically).",
+    type=click.Path(path_type=Path, allow_dash=True),
+    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
+    help="Write the page here (atomically); `-`: stdout.",
 )
 def show(
     record_id: str,
@@ -702,8 +709,9 @@ def scans(repo: str | None, db: Path | None, fmt: str) -> int:
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
-    help="Write here (atomically) instead of to stdout.",
+    type=click.Path(path_type=Path, allow_dash=True),
+    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
+    help="Write here (atomically) instead of to stdout (`-`).",
 )
 def export_command(target: str, db: Path | None, fmt: str, output_path: Path | None) -> int:
     """Write the stored scan of REPO@REV as jsonl, json, sarif or csv."""

@@ -48,6 +48,24 @@ def test_extract_json_to_file_and_quiet(basic_repo: Path, tmp_path: Path) -> Non
     assert [name.name for name in target.parent.iterdir()] == ["records.json"]
 
 
+def test_a_dash_for_the_output_is_stdout(
+    basic_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o -` writes to standard output, as for other tools: no file named `-`."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    db = str(tmp_path / "store.db")
+    code, out, _ = run("extract", str(basic_repo), "-q", "-o", "-", "--db", db)
+    assert code == 0 and len(out.splitlines()) == 30  # 29 records, a file error
+    record_id = next(r["id"] for r in map(json.loads, out.splitlines()) if "id" in r)
+    code, out, _ = run("export", str(basic_repo), "--db", db, "-o", "-")
+    assert code == 0 and len(out.splitlines()) == 30
+    code, out, _ = run("show", record_id, "--db", db, "--format", "json", "-o", "-")
+    assert code == 0 and json.loads(out)["record"]["id"] == record_id
+    assert list(here.iterdir()) == []
+
+
 def test_main_returns_exit_codes(basic_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["extract", str(basic_repo), "-q", "--include", "pkg/engine.py"]) == 0
     assert "Engine.__init__" in capsys.readouterr().out
