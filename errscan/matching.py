@@ -105,10 +105,46 @@ def _boxes(text: str) -> list[str] | None:
     return ["\n".join(box) for box in boxes if any(line.strip() for line in box)]
 
 
+# pytest's report of a failure: each entry of its traceback ends with its place,
+# `m.py:8: in load` (`--tb=long`'s last, `m.py:2: KeyError`), and the exception's lines
+# follow `E` and the code's indent; `--tb=line` gives `/path/m.py:2: KeyError: text`
+_PYTEST_PLACE = re.compile(
+    r"^(?P<file>(?:[A-Za-z]:[\\/])?[^\s:][^:\n]*?\.py):(?P<line>\d+):"
+    r"(?: in (?P<function>\S+)| (?P<type>[A-Za-z_][\w.]*)(?P<said>: .*)?)?[ \t]*$",
+    re.MULTILINE,
+)
+_PYTEST_ERROR = re.compile(r"^E(?P<gap> +)(?P<text>.*)$", re.MULTILINE)
+
+
+def _pytest(text: str) -> Seen | None:
+    """What pytest reported of a failure: the exception behind its `E` lines (or a
+    `--tb=line` place), the entries' places as frames; None for other text."""
+    places = list(_PYTEST_PLACE.finditer(text))
+    said = [m for m in places if m["said"]]
+    errors = list(_PYTEST_ERROR.finditer(text))
+    if not errors and len(said) == 1 and len(places) == 1:
+        place = said[0]
+        shown = f"{place['type']}{place['said']}"
+    elif errors and places:
+        width = len(errors[0]["gap"])  # the code's indent: a line's own spaces after it
+        shown = "\n".join(m["gap"][width:] + m["text"] for m in errors)
+    else:
+        return None
+    frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in places)
+    typed = _TYPED.match(shown)
+    if typed and " " not in typed["type"]:
+        return Seen(typed["type"], typed["message"], frames)
+    return Seen(None, shown, frames)
+
+
 def _parse_one(text: str) -> Seen:
     text = text.strip("\n")
     found = list(_FRAME.finditer(text))
     frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in found)
+    if not frames and not text.startswith("Traceback"):
+        reported = _pytest(text)
+        if reported is not None:
+            return reported
     if frames or text.startswith("Traceback"):
         # the exception comes after the last frame's indented code (and carets): its
         # first line is the first not indented, and every line after it is its message

@@ -717,3 +717,47 @@ def test_a_log_holds_an_exception_group_s_traceback_as_one_error(
     for size in (16, 100, 333):
         monkeypatch.setattr(logs, "_BLOCK", size)
         assert found() == whole, size
+
+
+PYTESTED = """\
+def find(key):
+    raise KeyError(f"no entry {key}")
+
+
+def load(key):
+    if not key:
+        raise ValueError(f"empty key given: {key!r}")
+    return find(key)
+"""
+
+
+@pytest.mark.parametrize("tb", ["long", "short", "line"])
+def test_a_pasted_pytest_failure_lands_on_its_site(tb: str, tmp_path: Path) -> None:
+    """What pytest reports of a failure, as a CI log holds it, with `--tb` long (its
+    default), short or line, pytest run for real: its `E` lines are the exception, the
+    places of its entries (`m.py:8: in load`) the frames."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    (tmp_path / "m.py").write_text(PYTESTED)
+    (tmp_path / "test_m.py").write_text(
+        "from m import load\n\ndef test_load():\n    load('')\n\ndef test_find():\n    load('k')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    shown = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={tb}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    report = shown.split(" FAILURES ", 1)[1].split("\n", 1)[1].split("=====", 1)[0]
+    if tb == "line":  # `E   Type: text`, then `/path/m.py:2: Type: text`, a failure each
+        lines = report.strip("\n").split("\n")
+        failures = ["\n".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]
+        failures += lines[1::2]  # the place's line alone
+    else:
+        failures = re.split(r"^_+ test_\w+ _+$", report, flags=re.M)[1:]
+    records = errscan.extract_source(PYTESTED, path="m.py")
+    found = [errscan.lookup(failure, records)[0] for failure in failures]
+    expected = [7, 2] if tb != "line" else [7, 2, 7, 2]
+    assert [(m.record.line, m.kind) for m in found] == [(line, "full") for line in expected]
