@@ -62,6 +62,7 @@ _HEADER = b"Traceback (most recent call last):"
 _GROUP = b"+ Exception Group Traceback (most recent call last):"
 _BOXED = re.compile(rb" *[|+]")
 _MARGIN = re.compile(rb" *\| ?")
+_PLACE = re.compile(rb"(?<![^\s])(?:[A-Za-z]:[\\/])?[^\s:]+\.py:\d+: $")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
 _KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
 _ENDINGS = (b": ", b":\n", b"\n", b"\r\n", b":\r", b"")  # what follows a name's end
@@ -156,7 +157,10 @@ def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
             if name is None:
                 continue  # `ValueError` inside a word, or a lowercase name
             end = line_end + 1
-            text = chunk[name.start() : line_end]
+            # a warning's place before it (`/srv/m.py:7: UserWarning: ...`, pytest's
+            # --tb=line too): the frame that tells its site
+            place = _PLACE.search(chunk, start, name.start())
+            text = chunk[place.start() if place else name.start() : line_end]
         number += chunk.count(b"\n", position, start)
         yield number + 1, text.decode("utf-8", "replace").replace("\r\n", "\n").rstrip("\r")
         number += chunk.count(b"\n", start, end)

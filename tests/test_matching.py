@@ -761,3 +761,29 @@ def test_a_pasted_pytest_failure_lands_on_its_site(tb: str, tmp_path: Path) -> N
     found = [errscan.lookup(failure, records)[0] for failure in failures]
     expected = [7, 2] if tb != "line" else [7, 2, 7, 2]
     assert [(m.record.line, m.kind) for m in found] == [(line, "full") for line in expected]
+
+
+def test_a_warning_s_place_in_a_log_tells_which_site_warned() -> None:
+    """Python prints a warning as `/srv/app/m.py:8: UserWarning: text` (pytest's
+    --tb=line a failure so): the place before the name is the frame that tells two sites
+    of one template apart, a Windows path too."""
+    import io
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex
+
+    code = (
+        "import warnings\n\ndef a():\n    warnings.warn('deprecated thing')\n\n\n"
+        "def b():\n    warnings.warn('deprecated thing')\n"
+    )
+    index = TemplateIndex(errscan.extract_source(code, path="m.py"))
+    log = (
+        "INFO x\n/srv/app/m.py:8: UserWarning: deprecated thing\n"
+        "  warnings.warn('deprecated thing')\n"
+        "2026-12-03 WARNING C:\\app\\m.py:4: UserWarning: deprecated thing\n"
+        "at m.py:4:UserWarning: deprecated thing\n"  # no place: `:` then no space
+    )
+    found = [(f.line, f.text.split(": ")[0], f.match.record.line if f.match else None)
+             for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
+    assert found[:2] == [(2, "/srv/app/m.py:8", 8), (4, "C:\\app\\m.py:4", 4)]
+    assert found[2][:2] == (5, "UserWarning")
