@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from errscan.frozen import frozen
-from errscan.matching import Match, TemplateIndex
+from errscan.matching import ANSI, Match, TemplateIndex
 
 _BLOCK = 4 << 20  # bytes read at once
 # the whole name, checked on the line of a candidate only
@@ -62,6 +62,7 @@ _HEADER = b"Traceback (most recent call last):"
 _GROUP = b"+ Exception Group Traceback (most recent call last):"
 _BOXED = re.compile(rb" *[|+]")
 _MARGIN = re.compile(rb" *\| ?")
+_ANSI = re.compile(ANSI.pattern.encode())
 _PLACE = re.compile(rb"(?<![^\s])(?:[A-Za-z]:[\\/])?[^\s:]+\.py:\d+: $")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
 _KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
@@ -77,10 +78,14 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
         block = stream.read(_BLOCK)
         data = rest + block
         if not block:
+            data = _ANSI.sub(b"", data)
             if data:
                 yield from _errors(data if data.endswith(b"\n") else data + b"\n", number)
             return
         cut = data.rfind(b"\n") + 1
+        # a terminal's colours off its whole lines (no sequence holds a newline)
+        whole = _ANSI.sub(b"", data[:cut])
+        data, cut = whole + data[cut:], len(whole)
         header = data.rfind(_HEADER, 0, cut)
         if header >= 0:
             start = data.rfind(b"\n", 0, header) + 1

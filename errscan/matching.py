@@ -61,11 +61,17 @@ _CHAINED = re.compile(
 )
 
 
+# a terminal's escape sequences (colours: pytest's --color=yes, Python 3.13's
+# tracebacks on a terminal, CI logs): CSI, OSC and the two-character ones
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
 def parse_chain(text: str) -> list[Seen]:
     """Each exception of a pasted chain, the first cause first. An exception group's
     traceback (Python 3.11+, anyio's and trio's) is taken box by box: the group's own
     comes last, so that a lookup, last first, offers the group, then its exceptions in
-    their order."""
+    their order. A terminal's colours are no part of what it says."""
+    text = ANSI.sub("", text)
     boxes = _boxes(text)
     if boxes is None:
         return _chain(text)

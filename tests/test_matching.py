@@ -731,15 +731,21 @@ def load(key):
 """
 
 
+@pytest.mark.parametrize("color", ["no", "yes"])
 @pytest.mark.parametrize("tb", ["long", "short", "line"])
-def test_a_pasted_pytest_failure_lands_on_its_site(tb: str, tmp_path: Path) -> None:
+def test_a_pasted_pytest_failure_lands_on_its_site(tb: str, color: str, tmp_path: Path) -> None:
     """What pytest reports of a failure, as a CI log holds it, with `--tb` long (its
-    default), short or line, pytest run for real: its `E` lines are the exception, the
-    places of its entries (`m.py:8: in load`) the frames."""
+    default), short or line, in colour or not, pytest run for real: its `E` lines are
+    the exception, the places of its entries (`m.py:8: in load`) the frames; a
+    terminal's escape sequences are no part of them. A log of it finds the same."""
+    import io
     import os
     import re
     import subprocess
     import sys
+
+    from errscan.logs import scan_log
+    from errscan.matching import ANSI, TemplateIndex
 
     (tmp_path / "m.py").write_text(PYTESTED)
     (tmp_path / "test_m.py").write_text(
@@ -747,20 +753,31 @@ def test_a_pasted_pytest_failure_lands_on_its_site(tb: str, tmp_path: Path) -> N
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     shown = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={tb}"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={tb}",
+         f"--color={color}"],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
     ).stdout  # fmt: skip
-    report = shown.split(" FAILURES ", 1)[1].split("\n", 1)[1].split("=====", 1)[0]
+    assert ("\x1b[" in shown) == (color == "yes")
+    # the report cut up where the plain text says, the lines as the terminal showed them
+    lines, plain = shown.split("\n"), ANSI.sub("", shown).split("\n")
+    first = next(i for i, line in enumerate(plain) if " FAILURES " in line) + 1
+    last = next(i for i, line in enumerate(plain) if "short test summary" in line)
     if tb == "line":  # `E   Type: text`, then `/path/m.py:2: Type: text`, a failure each
-        lines = report.strip("\n").split("\n")
-        failures = ["\n".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]
-        failures += lines[1::2]  # the place's line alone
+        pairs = range(first, last, 2)
+        failures = ["\n".join(lines[i : i + 2]) for i in pairs] + [lines[i + 1] for i in pairs]
     else:
-        failures = re.split(r"^_+ test_\w+ _+$", report, flags=re.M)[1:]
+        heads = [i for i in range(first, last) if re.fullmatch(r"_+ test_\w+ _+", plain[i])]
+        failures = [
+            "\n".join(lines[a + 1 : b]) for a, b in zip(heads, [*heads[1:], last], strict=True)
+        ]
     records = errscan.extract_source(PYTESTED, path="m.py")
     found = [errscan.lookup(failure, records)[0] for failure in failures]
     expected = [7, 2] if tb != "line" else [7, 2, 7, 2]
     assert [(m.record.line, m.kind) for m in found] == [(line, "full") for line in expected]
+    index = TemplateIndex(records)
+    logged = [(f.match.record.line, f.match.kind) if f.match else None
+              for f in scan_log(io.BytesIO(shown.encode()), index)]  # fmt: skip
+    assert set(logged) == {(7, "full"), (2, "full")}
 
 
 def test_a_warning_s_place_in_a_log_tells_which_site_warned() -> None:
@@ -787,3 +804,34 @@ def test_a_warning_s_place_in_a_log_tells_which_site_warned() -> None:
              for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
     assert found[:2] == [(2, "/srv/app/m.py:8", 8), (4, "C:\\app\\m.py:4", 4)]
     assert found[2][:2] == (5, "UserWarning")
+
+
+# what Python 3.13 prints of `m.load("k")` on a terminal (PYTHON_COLORS=1), the places
+# and the exception's name in colours
+COLOURED = (
+    "Traceback (most recent call last):\n"
+    '  File \x1b[35m"<string>"\x1b[0m, line \x1b[35m3\x1b[0m, in \x1b[35m<module>\x1b[0m\n'
+    "    \x1b[31mm.load\x1b[0m\x1b[1;31m('k')\x1b[0m\n"
+    '  File \x1b[35m"/srv/m.py"\x1b[0m, line \x1b[35m8\x1b[0m, in \x1b[35mload\x1b[0m\n'
+    "    return find(key)\n"
+    '  File \x1b[35m"/srv/m.py"\x1b[0m, line \x1b[35m2\x1b[0m, in \x1b[35mfind\x1b[0m\n'
+    '    raise KeyError(f"no entry {key}")\n'
+    "\x1b[1;35mKeyError\x1b[0m: \x1b[35m'no entry k'\x1b[0m\n"
+)
+
+
+def test_a_traceback_in_a_terminal_s_colours_is_read_as_without_them() -> None:
+    """Pasted, and in a log: the colour sequences between a name and its `:` hide
+    neither the exception nor the frames."""
+    import io
+
+    from errscan.logs import scan_log
+    from errscan.matching import TemplateIndex, parse_chain
+
+    (seen,) = parse_chain(COLOURED)
+    assert (seen.exception, seen.message) == ("KeyError", "'no entry k'")
+    assert seen.frames[-1] == ("/srv/m.py", 2, "find")
+    index = TemplateIndex(errscan.extract_source(PYTESTED, path="m.py"))
+    log = "INFO x\n" + COLOURED + "\x1b[31mERROR\x1b[0m \x1b[1;35mValueError\x1b[0m: empty\n"
+    found = [(f.line, f.text.split("\n")[-1]) for f in scan_log(io.BytesIO(log.encode()), index)]
+    assert found == [(2, "KeyError: 'no entry k'"), (10, "ValueError: empty")]
