@@ -61,7 +61,6 @@ _HEADER = b"Traceback (most recent call last):"
 # an exception group's traceback: its header, and each of its lines, behind a margin
 _GROUP = b"+ Exception Group Traceback (most recent call last):"
 _BOXED = re.compile(rb" *[|+]")
-_MARGIN = re.compile(rb" *\| ?")
 _ANSI = re.compile(ANSI.pattern.encode())
 _PLACE = re.compile(rb"(?<![^\s])(?:[A-Za-z]:[\\/])?[^\s:]+\.py:\d+: $")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
@@ -89,14 +88,61 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
         header = data.rfind(_HEADER, 0, cut)
         if header >= 0:
             start = data.rfind(b"\n", 0, header) + 1
-            if _MARGIN.fullmatch(data, start, header):  # inside an exception group's box
-                group = data.rfind(_GROUP, 0, start)
-                start = data.rfind(b"\n", 0, group) + 1 if group >= 0 else start
-            if _traceback_end(data, start, cut) is None and cut - start < _LONGEST:
+            group = data.rfind(_GROUP, 0, start)
+            if group >= 0:  # the last header may be inside an exception group's box
+                group_start = data.rfind(b"\n", 0, group) + 1
+                group += len(_GROUP) - len(_HEADER)
+                group_end, _ = _traceback(data, group_start, group, cut)
+                if group_end is None or group_end > start:
+                    start, header = group_start, group
+            stop, _ = _traceback(data, start, header, cut)
+            if stop is None and cut - start < _LONGEST:
                 cut = start  # the unfinished traceback goes whole into the next block
         chunk, rest = data[:cut], data[cut:]
         yield from _errors(chunk, number)
         number += chunk.count(b"\n")
+
+
+def _traceback(data: bytes, start: int, at: int, end: int) -> tuple[int | None, bytes]:
+    """Where the traceback whose header (`Traceback (most recent call last):`) is at `at`,
+    in the line starting at `start`, ends (None where `end` comes first), and its text.
+    Where the log puts something before each line (a timestamp, a container's or a
+    process's name: Docker's, journald's, GitHub Actions' logs), the traceback is the
+    lines that carry it, their digits any digits, and its text is theirs without it."""
+    group = data.rfind(b"+ Exception Group ", start, at)
+    head = group if group >= 0 else at
+    prefixed = _prefixed(data, start, head, end) if head > start else None
+    if prefixed is None:  # its lines as they are (a header after a text of its line too)
+        stop = _traceback_end(data, start, end)
+        return stop, data[at : end if stop is None else stop].rstrip(b"\n")
+    return prefixed
+
+
+def _prefixed(data: bytes, start: int, head: int, end: int) -> tuple[int | None, bytes] | None:
+    """_traceback's, where the header's line holds something before it that the next
+    line holds too (its digits any digits); None where the next line does not."""
+    pieces = re.split(rb"(\d+)", data[start:head])
+    prefix = re.compile(b"".join(rb"\d+" if i % 2 else re.escape(p) for i, p in enumerate(pieces)))
+    lines: list[bytes] = []
+    ends: list[int] = []
+    position, other = start, False
+    while position < end:
+        line_end = data.find(b"\n", position, end)
+        found = prefix.match(data, position, line_end) if line_end >= 0 else None
+        if found is None:
+            other = line_end >= 0  # a line of another kind: the traceback ended before it
+            break
+        lines.append(data[found.end() : line_end])
+        ends.append(line_end + 1)
+        position = line_end + 1
+    if len(lines) == 1 and other:
+        return None
+    joined = b"\n".join(lines) + b"\n"
+    stop = _traceback_end(joined, 0, len(joined))
+    if stop is None:
+        return (ends[-1] if other else None), joined.rstrip(b"\n")
+    count = joined.count(b"\n", 0, stop)
+    return ends[count - 1], b"\n".join(lines[:count])
 
 
 def _traceback_end(data: bytes, start: int, end: int) -> int | None:
@@ -154,9 +200,8 @@ def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
             continue  # within an error already given
         line_end = chunk.find(b"\n", stop)
         if header:
-            end = _traceback_end(chunk, start, len(chunk))
-            end = len(chunk) if end is None else end
-            text = chunk[at:end].rstrip(b"\n")
+            ended, text = _traceback(chunk, start, at, len(chunk))
+            end = len(chunk) if ended is None else ended
         else:
             name = _NAME.search(chunk, start, stop)
             if name is None:

@@ -706,12 +706,12 @@ def test_a_log_holds_an_exception_group_s_traceback_as_one_error(
 
     def found() -> list[tuple[int, int | None, str]]:
         stream = io.BytesIO(text.encode())
-        return [(f.line, f.match.record.line if f.match else None, f.text.split("\n")[-1])
+        return [(f.line, f.match.record.line if f.match else None, f.text.split("\n")[-1].strip())
                 for f in logs.scan_log(stream, index)]  # fmt: skip
 
     whole = found()
     assert whole == [
-        (2, 14, "    +------------------------------------"),
+        (2, 14, "+------------------------------------"),
         (2 + len(GROUP_SHOWN.splitlines()), 2, "KeyError: 'no entry b'"),
     ]
     for size in (16, 100, 333):
@@ -835,3 +835,77 @@ def test_a_traceback_in_a_terminal_s_colours_is_read_as_without_them() -> None:
     log = "INFO x\n" + COLOURED + "\x1b[31mERROR\x1b[0m \x1b[1;35mValueError\x1b[0m: empty\n"
     found = [(f.line, f.text.split("\n")[-1]) for f in scan_log(io.BytesIO(log.encode()), index)]
     assert found == [(2, "KeyError: 'no entry k'"), (10, "ValueError: empty")]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "2026-12-03T10:00:0{n}.1234567Z ",  # GitHub Actions: a timestamp of one width
+        "2026-12-03T10:00:00.{nanos}Z ",  # kubectl --timestamps: its zeros trimmed
+        "web-1  | ",  # docker compose
+        "Dec 03 10:00:0{n} host app[4242]: ",  # journald
+    ],
+)
+def test_a_log_that_puts_something_before_each_line_holds_whole_tracebacks(
+    prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each line of the log behind a timestamp or a name, a chain's tracebacks and an
+    exception group's among them: the errors are those of the same log without it, read
+    without what comes before their lines, in blocks of any size; a line of another
+    source ends one."""
+    import io
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex
+
+    chained = _traceback_of("load('k')", tmp_path)
+    lines = ["starting", *chained.rstrip("\n").split("\n"), "next request",
+             *GROUP_SHOWN.rstrip("\n").split("\n"), "done"]  # fmt: skip
+    index = TemplateIndex(errscan.extract_source(CHAINED + GROUPED, path="m.py"))
+
+    def found(before: str) -> list[tuple[int, str, str | None, str | None, str]]:
+        log = (
+            "".join(
+                before.format(n=i % 10, nanos=str(i * 7919)[: 1 + i % 9]) + line + "\n"
+                for i, line in enumerate(lines)
+            )
+            + "another source: ValueError: the first line\n"
+        )
+        return [(f.line, f.text.split("\n")[0], f.match.record.function if f.match else None,
+                 f.match.kind if f.match else None, f.text.split("\n")[-1].strip())
+                for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
+
+    plain = found("")
+    chain_end = len(chained.rstrip("\n").split("\n")) + 1
+    second = next(i for i, line in enumerate(lines, 1) if i > 2 and line.startswith("Trace"))
+    assert plain == [
+        (2, "Traceback (most recent call last):", "find", "full", "KeyError: 'no entry k'"),
+        (second, "Traceback (most recent call last):", "load", "full",
+         "RuntimeError: cannot load 'k'"),
+        (chain_end + 2, "+ Exception Group Traceback (most recent call last):", "run", "full",
+         "+------------------------------------"),
+        (len(lines) + 1, "ValueError: the first line", None, None, "ValueError: the first line"),
+    ]  # fmt: skip
+    assert found(prefix) == plain
+    for size in (64, 333):
+        monkeypatch.setattr(logs, "_BLOCK", size)
+        assert found(prefix) == plain, size
+
+
+def test_a_traceback_whose_header_alone_follows_a_text_is_read_whole() -> None:
+    """`print(f"{ts} ERROR {traceback.format_exc()}")`: the header after a text of its
+    line, the rest of the traceback without it: the lines as they are."""
+    import io
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex
+
+    index = TemplateIndex(errscan.extract_source(CHAINED, path="m.py"))
+    log = (
+        "2026-12-03 10:00:00 ERROR Traceback (most recent call last):\n"
+        '  File "m.py", line 2, in find\n    raise KeyError(f"no entry {key}")\n'
+        "KeyError: 'no entry z'\n2026-12-03 10:00:01 INFO next\n"
+    )
+    (found,) = logs.scan_log(io.BytesIO(log.encode()), index)
+    assert found.text.split("\n")[-1] == "KeyError: 'no entry z'"
+    assert found.match is not None and found.match.record.function == "find"
