@@ -77,14 +77,14 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
         block = stream.read(_BLOCK)
         data = rest + block
         if not block:
-            data = _ANSI.sub(b"", data)
+            data = _ANSI.sub(b"", data) if b"\x1b" in data else data
             if data:
                 yield from _errors(data if data.endswith(b"\n") else data + b"\n", number)
             return
         cut = data.rfind(b"\n") + 1
-        # a terminal's colours off its whole lines (no sequence holds a newline)
-        whole = _ANSI.sub(b"", data[:cut])
-        data, cut = whole + data[cut:], len(whole)
+        if b"\x1b" in data:  # a terminal's colours off its whole lines (no sequence
+            whole = _ANSI.sub(b"", data[:cut])  # holds a newline)
+            data, cut = whole + data[cut:], len(whole)
         header = data.rfind(_HEADER, 0, cut)
         if header >= 0:
             start = data.rfind(b"\n", 0, header) + 1
