@@ -11,6 +11,7 @@ speed is that of the search.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -101,6 +102,36 @@ def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:
         chunk, rest = data[:cut], data[cut:]
         yield from _errors(chunk, number)
         number += chunk.count(b"\n")
+
+
+def _in_json_string(chunk: bytes, start: int, at: int, line_end: int) -> bytes | None:
+    """What a JSON string of the line holds from `at` on, decoded, where `at` is inside
+    one (after an odd number of unescaped quotes): a JSON log's field, structlog's or
+    python-json-logger's `"exc_info": "Traceback ...\\n  File ..."` or `"error":
+    "KeyError: 'k'"`; None for any other place."""
+    quotes = []
+    quote = chunk.find(b'"', start, at)
+    while quote >= 0:
+        if not _escaped(chunk, start, quote):
+            quotes.append(quote)
+        quote = chunk.find(b'"', quote + 1, at)
+    if len(quotes) % 2 == 0:
+        return None
+    opening = quotes[-1] + 1
+    try:
+        before, _ = json.decoder.scanstring(chunk[opening:at].decode("utf-8", "replace") + '"', 0)
+        value, _ = json.decoder.scanstring(chunk[opening:line_end].decode("utf-8", "replace"), 0)
+    except ValueError:  # no string closed on the line, or an escape JSON has not
+        return None
+    return value[len(before) :].rstrip("\n").encode()
+
+
+def _escaped(chunk: bytes, start: int, quote: int) -> bool:
+    """Whether the quote at `quote` is escaped: an odd number of backslashes before it."""
+    before = quote
+    while before > start and chunk[before - 1] == 0x5C:
+        before -= 1
+    return (quote - before) % 2 == 1
 
 
 def _traceback(data: bytes, start: int, at: int, end: int) -> tuple[int | None, bytes]:
@@ -199,7 +230,10 @@ def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
         if start < position:
             continue  # within an error already given
         line_end = chunk.find(b"\n", stop)
-        if header:
+        held = _in_json_string(chunk, start, at, line_end) if header else None
+        if held is not None:  # a JSON log's field: the traceback is that string's
+            end, text = line_end + 1, held
+        elif header:
             ended, text = _traceback(chunk, start, at, len(chunk))
             end = len(chunk) if ended is None else ended
         else:
@@ -210,7 +244,13 @@ def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
             # a warning's place before it (`/srv/m.py:7: UserWarning: ...`, pytest's
             # --tb=line too): the frame that tells its site
             place = _PLACE.search(chunk, start, name.start())
-            text = chunk[place.start() if place else name.start() : line_end]
+            begin = place.start() if place else name.start()
+            held = (
+                _in_json_string(chunk, start, begin, line_end)
+                if b'"' in chunk[start:begin]
+                else None
+            )
+            text = held if held is not None else chunk[begin:line_end]
         number += chunk.count(b"\n", position, start)
         yield number + 1, text.decode("utf-8", "replace").replace("\r\n", "\n").rstrip("\r")
         number += chunk.count(b"\n", start, end)

@@ -909,3 +909,34 @@ def test_a_traceback_whose_header_alone_follows_a_text_is_read_whole() -> None:
     (found,) = logs.scan_log(io.BytesIO(log.encode()), index)
     assert found.text.split("\n")[-1] == "KeyError: 'no entry z'"
     assert found.match is not None and found.match.record.function == "find"
+
+
+def test_a_json_log_s_fields_hold_whole_errors(tmp_path: Path) -> None:
+    """structlog's, python-json-logger's lines: a traceback in a string field, its
+    newlines escaped, is the string's; a `Type: message` in one ends with the string,
+    its escapes read (an escaped quote before it is no end); a name outside the line's
+    strings is read as on any line."""
+    import io
+    import json as json_module
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex
+
+    index = TemplateIndex(errscan.extract_source(CHAINED, path="m.py"))
+    shown = _traceback_of("load('k')", tmp_path)
+    lines = [
+        {"ts": "2026-12-03T10:00:00Z", "event": "request failed", "exc_info": shown},
+        {"level": "error", "error": "KeyError: 'no entry z'", "path": "/x"},
+        {"event": "said \"hi\", then RuntimeError: cannot load 'q'", "n": 1},
+    ]
+    log = "".join(json_module.dumps(line) + "\n" for line in lines)
+    log += '{"a": "b"} KeyError: \'no entry w\'\n'
+    found = [(f.line, f.text.split("\n")[-1], f.match.record.function if f.match else None,
+              f.match.kind if f.match else None)
+             for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
+    assert found == [
+        (1, "RuntimeError: cannot load 'k'", "load", "full"),
+        (2, "KeyError: 'no entry z'", "find", "full"),
+        (3, "RuntimeError: cannot load 'q'", "load", "full"),
+        (4, "KeyError: 'no entry w'", "find", "full"),
+    ]
