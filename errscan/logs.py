@@ -117,13 +117,18 @@ def _in_json_string(chunk: bytes, start: int, at: int, line_end: int) -> bytes |
         quote = chunk.find(b'"', quote + 1, at)
     if len(quotes) % 2 == 0:
         return None
-    opening = quotes[-1] + 1
+    opening = quotes[-1]
     try:
-        before, _ = json.decoder.scanstring(chunk[opening:at].decode("utf-8", "replace") + '"', 0)
-        value, _ = json.decoder.scanstring(chunk[opening:line_end].decode("utf-8", "replace"), 0)
+        before, _ = _JSON.raw_decode(chunk[opening:at].decode("utf-8", "replace") + '"')
+        value, _ = _JSON.raw_decode(chunk[opening:line_end].decode("utf-8", "replace"))
     except ValueError:  # no string closed on the line, or an escape JSON has not
         return None
+    if not isinstance(before, str) or not isinstance(value, str):
+        return None
     return value[len(before) :].rstrip("\n").encode()
+
+
+_JSON = json.JSONDecoder()
 
 
 def _escaped(chunk: bytes, start: int, quote: int) -> bool:
