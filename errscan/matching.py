@@ -143,12 +143,47 @@ def _pytest(text: str) -> Seen | None:
     return Seen(None, shown, frames)
 
 
+# IPython's and Jupyter's traceback: `KeyError    Traceback (most recent call last)`, then
+# each frame's place (`File /srv/m.py:8, in load(key)`, `Cell In[1], line 3`) above its
+# code, the line raising marked `---->`, and the exception last
+_IPYTHON_HEADER = re.compile(r"^[\w.]+ +Traceback \(most recent call last\)$", re.MULTILINE)
+_IPYTHON_FRAME = re.compile(
+    r"^(?:File (?P<file>.+?):(?P<line>\d+)(?:, in (?P<function>[^\s(]+)\(.*\))?"
+    r"|Cell In\[\d+\], line \d+)$",
+    re.MULTILINE,
+)
+_IPYTHON_CODE = re.compile(r"^(?:-*> ?)? *\d+ ")  # a numbered line of a frame's code
+
+
+def _ipython(text: str) -> Seen | None:
+    """What IPython printed of an exception (a notebook's cell, `%run`); None for other
+    text."""
+    if _IPYTHON_HEADER.search(text) is None:
+        return None
+    places = list(_IPYTHON_FRAME.finditer(text))
+    if not places:
+        return None
+    frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in places if m["file"])
+    lines = text[places[-1].end() :].split("\n")[1:]
+    start = next(
+        (i for i, line in enumerate(lines) if line.strip() and not _IPYTHON_CODE.match(line)),
+        None,
+    )
+    shown = "\n".join(lines[start:]).rstrip() if start is not None else ""
+    typed = _TYPED.match(shown)
+    if typed and " " not in typed["type"]:
+        return Seen(typed["type"], typed["message"], frames)
+    if _BARE.match(shown):
+        return Seen(shown, "", frames)
+    return Seen(None, shown, frames)
+
+
 def _parse_one(text: str) -> Seen:
     text = text.strip("\n")
     found = list(_FRAME.finditer(text))
     frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in found)
     if not frames and not text.startswith("Traceback"):
-        reported = _pytest(text)
+        reported = _pytest(text) or _ipython(text)
         if reported is not None:
             return reported
     if frames or text.startswith("Traceback"):

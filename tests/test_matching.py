@@ -940,3 +940,48 @@ def test_a_json_log_s_fields_hold_whole_errors(tmp_path: Path) -> None:
         (3, "RuntimeError: cannot load 'q'", "load", "full"),
         (4, "KeyError: 'no entry w'", "find", "full"),
     ]
+
+
+# what IPython 8 prints of `m.load('k')` in a notebook's cell, m.py being CHAINED's
+IPYTHON_SHOWN = """\
+---------------------------------------------------------------------------
+KeyError                                  Traceback (most recent call last)
+File /srv/app/m.py:7, in load(key)
+      6 try:
+----> 7     return find(key)
+      8 except KeyError as err:
+
+File /srv/app/m.py:2, in find(key)
+      1 def find(key):
+----> 2     raise KeyError(f"no entry {key}")
+
+KeyError: 'no entry k'
+
+The above exception was the direct cause of the following exception:
+
+RuntimeError                              Traceback (most recent call last)
+Cell In[1], line 1
+----> 1 import m; m.load('k')
+
+File /srv/app/m.py:9, in load(key)
+      7     return find(key)
+      8 except KeyError as err:
+----> 9     raise RuntimeError(f"cannot load {key!r}") from err
+
+RuntimeError: cannot load 'k'
+"""
+
+
+def test_a_notebook_s_traceback_is_read_as_python_s() -> None:
+    """IPython's and Jupyter's format: each frame's place above its numbered code, the
+    exception after the last; a chain's last exception first."""
+    from errscan.matching import parse_chain
+
+    assert [(s.exception, s.message, s.frames) for s in parse_chain(IPYTHON_SHOWN)] == [
+        ("KeyError", "'no entry k'", (("/srv/app/m.py", 7, "load"), ("/srv/app/m.py", 2, "find"))),
+        ("RuntimeError", "cannot load 'k'", (("/srv/app/m.py", 9, "load"),)),
+    ]
+    records = errscan.extract_source(CHAINED, path="m.py")
+    found = [(m.record.function, m.record.exception, m.kind)
+             for m in errscan.lookup(IPYTHON_SHOWN, records)]  # fmt: skip
+    assert found[:2] == [("load", "RuntimeError", "full"), ("find", "KeyError", "full")]
