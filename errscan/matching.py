@@ -178,12 +178,39 @@ def _ipython(text: str) -> Seen | None:
     return Seen(None, shown, frames)
 
 
+# rich's traceback (rich.traceback.install, Typer's): a box under `Traceback (most recent
+# call last)`, each frame's place (`│ /srv/m.py:8 in load │`) above its code, the
+# exception below the box
+_RICH_TOP = re.compile(r"^\S─+ Traceback \(most recent call last\) ─+\S$", re.MULTILINE)
+_RICH_FRAME = re.compile(
+    r"^│ (?P<file>[^│\s][^│]*?):(?P<line>\d+) in (?P<function>[^\s│]+) *│$", re.MULTILINE
+)
+_RICH_BOTTOM = re.compile(r"^╰─+╯$", re.MULTILINE)
+
+
+def _rich(text: str) -> Seen | None:
+    """What rich printed of an exception; None for other text."""
+    top = _RICH_TOP.search(text)
+    bottom = _RICH_BOTTOM.search(text, top.end()) if top else None
+    if top is None or bottom is None:
+        return None
+    found = _RICH_FRAME.finditer(text, top.end(), bottom.start())
+    frames = tuple((m["file"], int(m["line"]), m["function"]) for m in found)
+    shown = text[bottom.end() :].strip("\n").rstrip()
+    typed = _TYPED.match(shown)
+    if typed and " " not in typed["type"]:
+        return Seen(typed["type"], typed["message"], frames)
+    if _BARE.match(shown):
+        return Seen(shown, "", frames)
+    return Seen(None, shown, frames)
+
+
 def _parse_one(text: str) -> Seen:
     text = text.strip("\n")
     found = list(_FRAME.finditer(text))
     frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in found)
     if not frames and not text.startswith("Traceback"):
-        reported = _pytest(text) or _ipython(text)
+        reported = _pytest(text) or _ipython(text) or _rich(text)
         if reported is not None:
             return reported
     if frames or text.startswith("Traceback"):

@@ -985,3 +985,59 @@ def test_a_notebook_s_traceback_is_read_as_python_s() -> None:
     found = [(m.record.function, m.record.exception, m.kind)
              for m in errscan.lookup(IPYTHON_SHOWN, records)]  # fmt: skip
     assert found[:2] == [("load", "RuntimeError", "full"), ("find", "KeyError", "full")]
+
+
+# what rich 15 prints of `m.load('k')` (rich.traceback, 100 columns), m being CHAINED
+RICH_SHOWN = """\
+╭─────────────────────────────── Traceback (most recent call last) ────────────────────────────────╮
+│ /srv/app/mod3.py:7 in load                                                                       │
+│                                                                                                  │
+│    4                                                                                             │
+│    5 def load(key):                                                                              │
+│    6 │   try:                                                                                    │
+│ ❱  7 │   │   return find(key)                                                                    │
+│    8 │   except KeyError as err:                                                                 │
+│    9 │   │   raise RuntimeError(f"cannot load {key!r}") from err                                 │
+│   10                                                                                             │
+│                                                                                                  │
+│ /srv/app/mod3.py:2 in find                                                                       │
+│                                                                                                  │
+│    1 def find(key):                                                                              │
+│ ❱  2 │   raise KeyError(f"no entry {key}")                                                       │
+│    3                                                                                             │
+│    4                                                                                             │
+│    5 def load(key):                                                                              │
+╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
+KeyError: 'no entry k'
+
+The above exception was the direct cause of the following exception:
+
+╭─────────────────────────────── Traceback (most recent call last) ────────────────────────────────╮
+│ in <module>:5                                                                                    │
+│                                                                                                  │
+│ /srv/app/mod3.py:9 in load                                                                       │
+│                                                                                                  │
+│    6 │   try:                                                                                    │
+│    7 │   │   return find(key)                                                                    │
+│    8 │   except KeyError as err:                                                                 │
+│ ❱  9 │   │   raise RuntimeError(f"cannot load {key!r}") from err                                 │
+│   10                                                                                             │
+╰──────────────────────────────────────────────────────────────────────────────────────────────────╯
+RuntimeError: cannot load 'k'
+"""
+
+
+def test_a_rich_traceback_is_read_as_python_s() -> None:
+    """rich's boxes (Typer's tracebacks): each frame's place above its code, the
+    exception below the box; a chain's last exception first."""
+    from errscan.matching import parse_chain
+
+    assert [(s.exception, s.message, s.frames) for s in parse_chain(RICH_SHOWN)] == [
+        ("KeyError", "'no entry k'",
+         (("/srv/app/mod3.py", 7, "load"), ("/srv/app/mod3.py", 2, "find"))),
+        ("RuntimeError", "cannot load 'k'", (("/srv/app/mod3.py", 9, "load"),)),
+    ]  # fmt: skip
+    records = errscan.extract_source(CHAINED, path="mod3.py")
+    found = [(m.record.function, m.record.exception, m.kind)
+             for m in errscan.lookup(RICH_SHOWN, records)]  # fmt: skip
+    assert found[:2] == [("load", "RuntimeError", "full"), ("find", "KeyError", "full")]
