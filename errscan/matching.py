@@ -228,7 +228,13 @@ def _parse_one(text: str) -> Seen:
         return Seen(typed["type"], typed["message"], frames)
     if frames and _BARE.match(text):  # Python prints an empty message's class alone
         return Seen(text, "", frames)
+    usage = _USAGE_ERROR.match(text) if not frames else None
+    if usage is not None:  # argparse's exit: the usage, then `PROG: error: MESSAGE`
+        return Seen("SystemExit", usage["error"], frames)
     return Seen(None, text, frames)
+
+
+_USAGE_ERROR = re.compile(r"usage: .*?^(?P<error>[^\s:]+: error: .*)", re.DOTALL | re.MULTILINE)
 
 
 def lookup(text: str, records: Iterable[ErrorRecord]) -> list[Match]:

@@ -8,8 +8,10 @@ exact, each placeholder any text), must match str(exc) in full.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import io
 import re
 import shutil
 import sys
@@ -59,24 +61,29 @@ def _runs_here(name: str) -> bool:
     return name.startswith("case_") and sys.version_info >= _NEWER.get(name, (3, 0))
 
 
-def trigger(function: object, root: str) -> tuple[BaseException, list[tuple[str, int]]]:
-    """Call a case; the exception it throws and the fixture frames it passed (file, line),
-    the innermost first."""
-    with warnings.catch_warnings():
+def trigger(function: object, root: str) -> tuple[BaseException, list[tuple[str, int]], str]:
+    """Call a case; the exception it throws, the fixture frames it passed (file, line),
+    the innermost first, and the text its user sees: str(exc), but for an exit with a
+    status, the last line it printed on stderr (argparse's `tool: error: ...`)."""
+    printed = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stderr(printed):
         warnings.simplefilter("error")
         try:
             function()  # type: ignore[operator]
         except BaseException as exc:
             frames = [f for f in traceback.extract_tb(exc.__traceback__) if root in f.filename]
             places = [(f.filename.split(root, 1)[1].lstrip("/"), f.lineno or 0) for f in frames]
-            return exc, places[::-1]
+            text = str(exc)
+            if isinstance(exc, SystemExit) and not isinstance(exc.code, str):
+                text = printed.getvalue().rstrip("\n").rpartition("\n")[2]
+            return exc, places[::-1], text
     raise AssertionError(f"{function} did not raise")
 
 
 def record_of(
     records: Sequence[errscan.ErrorRecord],
     name: str,
-    exc: BaseException,
+    text: str,
     frames: list[tuple[str, int]],
 ) -> errscan.ErrorRecord:
     """The record of the site that raised: of those the frames name, the one whose
@@ -89,7 +96,6 @@ def record_of(
         for r in records
         if r.file == path and r.line <= line <= r.end_line
     ]
-    text = str(exc)
     matched = [r for r in named if matches(r, text)]
     if matched:  # the most specific: `invalid size: {value!r}` over `invalid {kind}: ...`
         return max(matched, key=lambda r: sum(len(p.text or "") for p in r.message_parts))
@@ -113,8 +119,8 @@ def test_templates_match_runtime_messages(
     failures = []
     unresolved = []
     for case in cases:
-        exc, frames = trigger(case, root)
-        record = record_of(records, case.__name__, exc, frames)
+        exc, frames, text = trigger(case, root)
+        record = record_of(records, case.__name__, text, frames)
         if record.kind != "reraise":
             # the class too, message or not; OSError(ENOENT, ...) comes out a
             # FileNotFoundError: a subclass is a match
@@ -125,7 +131,6 @@ def test_templates_match_runtime_messages(
             unresolved.append(case.__name__)
             per_form[(record.message_source, "unresolved")] += 1
             continue
-        text = str(exc)
         ok = matches(record, text) or any(
             candidate_pattern(c).fullmatch(text) for c in record.message_candidates
         )
@@ -185,15 +190,15 @@ def test_lookup_finds_the_record_behind_runtime_errors(
     hits: Counter[str] = Counter()
     misses = []
     for case in cases:
-        exc, frames = trigger(case, root)
-        record = record_of(records, case.__name__, exc, frames)
+        exc, frames, text = trigger(case, root)
+        record = record_of(records, case.__name__, text, frames)
         shown = "".join(traceback.format_exception(exc))
         inputs = {"traceback": shown}
         # a text the user set in place of the code's default: only its traceback says where
         if record.message is not None and not case.__name__.endswith("_set_by_the_user"):
-            if str(exc):  # an empty message is nothing to paste alone
-                inputs["message"] = str(exc)
-            inputs["typed"] = f"{type(exc).__name__}: {exc}"
+            if text:  # an empty message is nothing to paste alone
+                inputs["message"] = text
+            inputs["typed"] = f"{type(exc).__name__}: {text}"
         for form, text in inputs.items():
             tries[form] += 1
             best = errscan.lookup(text, records)

@@ -27,7 +27,7 @@ from errscan.extractors import (
     trigger,
 )
 from errscan.extractors.source import Source, cut, unparse
-from errscan.models import Import, Site
+from errscan.models import Import, MessagePart, Site
 
 # Fields of a statement or block that hold nested statements.
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -519,6 +519,19 @@ class _SiteReader:
         if callee in ("warnings.warn", "warnings.warn_explicit"):
             thrown = _warning(call, self.src)
             return self._site(node, frame, "warning", thrown)
+        # case: parser.error("..."), argparse's or optparse's: the usage, then `PROG:
+        # error: MESSAGE` on stderr, and the exit status 2
+        if (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr == "error"
+            and len(call.args) == 1
+            and not call.keywords
+            and not isinstance(call.args[0], ast.Starred)
+        ):
+            prog = self._option_parser(node, call.func.value, frame)
+            if prog is not None:
+                thrown = exception.Raised.with_message("SystemExit", call.args[0], self.src)
+                return self._site(node, frame, "exit", thrown, ref="SystemExit", before=prog)
         # case: self.fail(f"..."), a call of a helper of this file that always raises
         helper = self.helpers.for_call(call.func, frame.cls)
         built = helpers.called(helper, call) if helper is not None else None
@@ -528,6 +541,36 @@ class _SiteReader:
                 return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
             return self._site(node, frame, "raise", thrown)
         return None
+
+    def _option_parser(
+        self, node: ast.stmt, receiver: ast.expr, frame: _Frame
+    ) -> tuple[MessagePart, ...] | None:
+        """What argparse's or optparse's `error()` prints before the message, `PROG:
+        error: `, where `receiver` is such a parser: a local made by
+        `argparse.ArgumentParser(...)` or `optparse.OptionParser(...)` (a class whose name
+        ends so too), or a parameter annotated with one; the program's name as the call
+        gives it (`prog="tool"`), else `{parser.prog}`. None for anything else."""
+        if not isinstance(receiver, ast.Name):
+            return None
+        made: ast.expr | None = None
+        chains = bindings.reaching(frame.body, node, receiver.id, self.prefixes)
+        if chains and len(chains) == 1 and len(chains[0]) == 1:
+            made = chains[0][0]
+        if isinstance(made, ast.Call):
+            name = self._callee(made.func) or unparse(made.func)
+            if not name.endswith(_OPTION_PARSERS):
+                return None
+            prog = next((kw.value for kw in made.keywords if kw.arg == "prog"), None)
+            if prog is None and made.args and name.endswith("ArgumentParser"):
+                prog = made.args[0]  # ArgumentParser(prog=None, usage=None, ...)
+            if isinstance(prog, ast.Constant) and isinstance(prog.value, str):
+                return (MessagePart(text=f"{prog.value}: error: "),)
+        elif chains is not None or not any(
+            name == receiver.id and unparse(annotation).endswith(_OPTION_PARSERS)
+            for name, annotation in frame.annotated
+        ):
+            return None
+        return (MessagePart(expr=f"{receiver.id}.prog"), MessagePart(text=": error: "))
 
     def _callee(self, func: ast.expr) -> str | None:
         """The dotted name a called function is, by the file's imports."""
@@ -550,10 +593,15 @@ class _SiteReader:
         thrown: exception.Raised,
         ref: str | None = None,
         reraises: tuple[str, ...] = (),
+        before: tuple[MessagePart, ...] = (),
     ) -> Site:
+        """`before`: what is printed before the message (argparse's `PROG: error: `)."""
         src = self.src
         lookup = _Lookup(frame, node, self.constants, self.prefixes)
         found, source, rest = self._message(thrown, lookup)
+        if before:
+            found = [message.Template(tuple(message.merge([*before, *t.parts])), t.source)
+                     for t in found]  # fmt: skip
         line = node.lineno
         end_line = node.end_lineno or line
         cause = getattr(node, "cause", None)
@@ -1007,6 +1055,11 @@ def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
         return ("BaseException",)
     elts = kind.elts if isinstance(kind, ast.Tuple) else [kind]
     return tuple(unparse(elt) for elt in elts)
+
+
+# the classes whose error() prints the usage and `PROG: error: MESSAGE`, and exits with
+# status 2: argparse's and optparse's, and those named as they are
+_OPTION_PARSERS = ("ArgumentParser", "OptionParser")
 
 
 def _exit_code_is_no_message(thrown: exception.Raised, src: Source) -> exception.Raised:

@@ -492,3 +492,71 @@ def test_a_site_whose_line_says_errscan_ignore_is_left_out() -> None:
         """
     )
     assert [r.exception for r in found] == ["ValueError", "TypeError"]
+
+
+def test_an_option_parser_s_error_is_an_exit_of_what_it_prints() -> None:
+    """argparse's and optparse's `parser.error(msg)` print the usage, then `PROG: error:
+    MSG`, and exit with status 2: an exit of that text, the program's name where the
+    parser is made with it. Only a parser the function makes, or a parameter annotated
+    as one; logging's `log.error`, and a parser from elsewhere, are no site."""
+    found = records(
+        """
+        import argparse
+        import optparse
+        from argparse import ArgumentParser as AP
+
+        def main(argv):
+            parser = argparse.ArgumentParser(prog="tool")
+            parser.error("--force requires --out")
+
+        def named(mode):
+            parser = argparse.ArgumentParser("tool2")
+            parser.error(f"unknown mode {mode!r}")
+
+        def unnamed(mode):
+            ap = AP()
+            ap.error("no " + mode)
+
+        def given(parser: argparse.ArgumentParser, value):
+            parser.error("value must be positive")
+
+        def legacy():
+            p = optparse.OptionParser(prog="old", usage="%prog [options]")
+            p.error("no options given")
+
+        def logged(log):
+            log.error("this is logging")
+
+        def elsewhere():
+            parser = make_parser()
+            parser.error("not known to be argparse's")
+
+        def twice(flag):
+            parser = argparse.ArgumentParser(prog="a")
+            if flag:
+                parser = object()
+            parser.error("maybe argparse's")
+        """
+    )
+    assert [(r.kind, r.exception, r.message, r.function) for r in found] == [
+        ("exit", "SystemExit", "tool: error: --force requires --out", "main"),
+        ("exit", "SystemExit", "tool2: error: unknown mode {mode!r}", "named"),
+        ("exit", "SystemExit", "{ap.prog}: error: no {mode}", "unnamed"),
+        ("exit", "SystemExit", "{parser.prog}: error: value must be positive", "given"),
+        ("exit", "SystemExit", "old: error: no options given", "legacy"),
+    ]
+
+
+def test_a_pasted_usage_error_is_looked_up_by_its_last_line() -> None:
+    records_ = records(
+        """
+        import argparse
+
+        def main(argv):
+            parser = argparse.ArgumentParser(prog="tool")
+            parser.error("--force requires --out")
+        """
+    )
+    shown = "usage: tool [-h] [--force] [--out OUT]\ntool: error: --force requires --out\n"
+    (best, *_) = errscan.lookup(shown, records_)
+    assert (best.record.function, best.kind) == ("main", "full")
