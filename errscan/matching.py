@@ -66,12 +66,12 @@ _CHAINED = re.compile(
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
-def parse_chain(text: str) -> list[Seen]:
+def parse_chain(text: str, as_given: bool = False) -> list[Seen]:
     """Each exception of a pasted chain, the first cause first. An exception group's
     traceback (Python 3.11+, anyio's and trio's) is taken box by box: the group's own
     comes last, so that a lookup, last first, offers the group, then its exceptions in
-    their order. A terminal's colours are no part of what it says."""
-    text = ANSI.sub("", text)
+    their order. A terminal's colours are no part of what it says, unless `as_given`."""
+    text = text if as_given else ANSI.sub("", text)
     boxes = _boxes(text)
     if boxes is None:
         return _chain(text)
@@ -346,14 +346,23 @@ class TemplateIndex:
         return found
 
     def lookup(self, text: str) -> list[Match]:
+        ranked = self._ranked(parse_chain(text))
+        if ANSI.search(text):
+            # a message may hold escape sequences of its own (a repository's text is
+            # untrusted): what matches it in full as given comes first
+            given = self._ranked(parse_chain(text, as_given=True))
+            ranked = [m for m in given if m.kind == "full"] + ranked + given
         out: list[Match] = []
         taken: set[str] = set()
-        for seen in reversed(parse_chain(text)):
-            for match in self._lookup_one(seen):
-                if match.record.id not in taken:
-                    taken.add(match.record.id)
-                    out.append(match)
+        for match in ranked:
+            if match.record.id not in taken:
+                taken.add(match.record.id)
+                out.append(match)
         return out
+
+    def _ranked(self, chain: list[Seen]) -> list[Match]:
+        """The matches of each exception of a chain, its last first."""
+        return [match for seen in reversed(chain) for match in self._lookup_one(seen)]
 
     def _ancestors(self, seen: str | None) -> frozenset[str] | None:
         """The simple names of the classes the type a user saw is, itself included;
