@@ -66,7 +66,8 @@ _ANSI = re.compile(ANSI.pattern.encode())
 _PLACE = re.compile(rb"(?<![^\s])(?:[A-Za-z]:[\\/])?[^\s:]+\.py:\d+: $")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
 _KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
-_ENDINGS = (b": ", b":\n", b"\n", b"\r\n", b":\r", b"")  # what follows a name's end
+# what follows a name's end: its message, or the arguments of its repr (`KeyError('k')`)
+_ENDINGS = (b": ", b":\n", b"\n", b"\r\n", b":\r", b"", b"('", b'("', b"()")
 
 
 def errors_in(stream: IO[bytes]) -> Iterator[tuple[int, str]]:

@@ -231,7 +231,47 @@ def _parse_one(text: str) -> Seen:
     usage = _USAGE_ERROR.match(text) if not frames else None
     if usage is not None:  # argparse's exit: the usage, then `PROG: error: MESSAGE`
         return Seen("SystemExit", usage["error"], frames)
+    shown = _repr_of_exception(text)
+    if shown is not None:
+        return Seen(shown[0], shown[1], frames)
     return Seen(None, text, frames)
+
+
+# an exception as its repr shows it (asyncio's `exception=ValueError('bad')`, Celery's
+# `raised unexpected: KeyError('k')`, a log's `%r`): the class, then literal arguments
+_REPR = re.compile(
+    r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\("
+)
+_REPR_LIMIT = 10_000  # characters of arguments read
+_REPR_TRIES = 8  # closing parentheses tried, each the end of the arguments in turn
+
+
+def _repr_of_exception(text: str) -> tuple[str, str] | None:
+    """The class and the str() of the first exception in `text` written as its repr,
+    `Type('text')`, whose arguments are literals (read with ast.literal_eval, which runs
+    nothing): one argument's text (a KeyError's repr of it), several arguments' tuple;
+    None where there is none."""
+    import ast  # here: only a repr pasted needs it
+
+    for found in _REPR.finditer(text):
+        start = found.end()
+        close = text.find(")", start)
+        for _ in range(_REPR_TRIES):
+            if not 0 <= close < start + _REPR_LIMIT:
+                break
+            try:
+                args = ast.literal_eval(f"({text[start:close]},)") if close > start else ()
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                close = text.find(")", close + 1)
+                continue
+            if not isinstance(args, tuple):
+                break
+            kind = found["type"]
+            if len(args) == 1:
+                keyed = kind.rsplit(".", 1)[-1] == "KeyError"
+                return kind, repr(args[0]) if keyed else str(args[0])
+            return kind, str(args) if args else ""
+    return None
 
 
 _USAGE_ERROR = re.compile(r"usage: .*?^(?P<error>[^\s:]+: error: .*)", re.DOTALL | re.MULTILINE)

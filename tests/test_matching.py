@@ -1041,3 +1041,36 @@ def test_a_rich_traceback_is_read_as_python_s() -> None:
     found = [(m.record.function, m.record.exception, m.kind)
              for m in errscan.lookup(RICH_SHOWN, records)]  # fmt: skip
     assert found[:2] == [("load", "RuntimeError", "full"), ("find", "KeyError", "full")]
+
+
+def test_an_exception_shown_as_its_repr_is_read() -> None:
+    """asyncio's `exception=ValueError('...')`, Celery's `raised unexpected:
+    KeyError('...')`: the class, and the text its literal arguments make (a KeyError's
+    repr of its key), pasted or in a log; arguments that are not literals, or a call of
+    a class not named as an exception, are no exception."""
+    import io
+
+    from errscan import logs
+    from errscan.matching import TemplateIndex, parse_chain
+
+    def seen(text: str) -> tuple[str | None, str]:
+        (one,) = parse_chain(text)
+        return one.exception, one.message
+
+    assert seen("Task t[1a] raised unexpected: KeyError('no entry k')") == (
+        "KeyError", "'no entry k'")  # fmt: skip
+    assert seen('exception=ValueError("a (b) c")>') == ("ValueError", "a (b) c")
+    assert seen("err: errors.BadError('x', 2)") == ("errors.BadError", "('x', 2)")
+    assert seen("err: ValueError(name)")[0] is None
+    assert seen("Task('x') done")[0] is None
+    index = TemplateIndex(errscan.extract_source(CHAINED, path="m.py"))
+    log = (
+        "Task exception was never retrieved\n"
+        "future: <Task finished name='Task-1' coro=<main() done, defined at x.py:3> "
+        "exception=RuntimeError(\"cannot load 'q'\")>\n"
+        "[2026-12-03 10:00:00,000: ERROR/ForkPoolWorker-1] Task t[1a] raised unexpected: "
+        "KeyError('no entry z')\n"
+    )
+    found = [(f.line, f.match.record.function if f.match else None, f.match and f.match.kind)
+             for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
+    assert found == [(2, "load", "full"), (3, "find", "full")]
