@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import itertools
 import marshal
 import os
 import re
@@ -243,7 +244,7 @@ _REPR = re.compile(
     r"(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\("
 )
 _REPR_LIMIT = 10_000  # characters of arguments read
-_REPR_TRIES = 8  # closing parentheses tried, each the end of the arguments in turn
+_REPR_TRIES = 8  # reprs tried, and closing parentheses each, the arguments' end in turn
 
 
 def _repr_of_exception(text: str) -> tuple[str, str] | None:
@@ -253,7 +254,7 @@ def _repr_of_exception(text: str) -> tuple[str, str] | None:
     None where there is none."""
     import ast  # here: only a repr pasted needs it
 
-    for found in _REPR.finditer(text):
+    for found in itertools.islice(_REPR.finditer(text), _REPR_TRIES):
         start = found.end()
         close = text.find(")", start)
         for _ in range(_REPR_TRIES):

@@ -1074,3 +1074,24 @@ def test_an_exception_shown_as_its_repr_is_read() -> None:
     found = [(f.line, f.match.record.function if f.match else None, f.match and f.match.kind)
              for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
     assert found == [(2, "load", "full"), (3, "find", "full")]
+
+
+def test_reprs_that_do_not_read_are_tried_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """20,000 `ValueError(x)` in a pasted text: at most 8 reprs, 8 closing parentheses
+    each, are given to literal_eval (it took 1.6 s when every one was)."""
+    import ast
+
+    from errscan.matching import parse_chain
+
+    calls: list[str] = []
+    real = ast.literal_eval
+
+    def counted(text: str) -> object:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(ast, "literal_eval", counted)
+    (seen,) = parse_chain("ValueError(x) " * 20_000)
+    assert seen.exception is None and 0 < len(calls) <= 64
