@@ -123,6 +123,17 @@ _PYTEST_PLACE = re.compile(
 _PYTEST_ERROR = re.compile(r"^E(?P<gap> +)(?P<text>.*)$", re.MULTILINE)
 
 
+def _seen(shown: str, frames: tuple[tuple[str, int, str], ...]) -> Seen:
+    """What an exception's lines say, another tool having printed them: `Type: message`,
+    a class alone (an empty message), else a text of no type known."""
+    typed = _TYPED.match(shown)
+    if typed and " " not in typed["type"]:
+        return Seen(typed["type"], typed["message"], frames)
+    if _BARE.match(shown):
+        return Seen(shown, "", frames)
+    return Seen(None, shown, frames)
+
+
 def _pytest(text: str) -> Seen | None:
     """What pytest reported of a failure: the exception behind its `E` lines (or a
     `--tb=line` place), the entries' places as frames; None for other text."""
@@ -138,10 +149,7 @@ def _pytest(text: str) -> Seen | None:
     else:
         return None
     frames = tuple((m["file"], int(m["line"]), m["function"] or "") for m in places)
-    typed = _TYPED.match(shown)
-    if typed and " " not in typed["type"]:
-        return Seen(typed["type"], typed["message"], frames)
-    return Seen(None, shown, frames)
+    return _seen(shown, frames)
 
 
 # IPython's and Jupyter's traceback: `KeyError    Traceback (most recent call last)`, then
@@ -171,12 +179,7 @@ def _ipython(text: str) -> Seen | None:
         None,
     )
     shown = "\n".join(lines[start:]).rstrip() if start is not None else ""
-    typed = _TYPED.match(shown)
-    if typed and " " not in typed["type"]:
-        return Seen(typed["type"], typed["message"], frames)
-    if _BARE.match(shown):
-        return Seen(shown, "", frames)
-    return Seen(None, shown, frames)
+    return _seen(shown, frames)
 
 
 # rich's traceback (rich.traceback.install, Typer's): a box under `Traceback (most recent
@@ -198,12 +201,7 @@ def _rich(text: str) -> Seen | None:
     found = _RICH_FRAME.finditer(text, top.end(), bottom.start())
     frames = tuple((m["file"], int(m["line"]), m["function"]) for m in found)
     shown = text[bottom.end() :].strip("\n").rstrip()
-    typed = _TYPED.match(shown)
-    if typed and " " not in typed["type"]:
-        return Seen(typed["type"], typed["message"], frames)
-    if _BARE.match(shown):
-        return Seen(shown, "", frames)
-    return Seen(None, shown, frames)
+    return _seen(shown, frames)
 
 
 def _parse_one(text: str) -> Seen:
