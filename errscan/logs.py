@@ -63,6 +63,8 @@ _HEADER = b"Traceback (most recent call last):"
 _GROUP = b"+ Exception Group Traceback (most recent call last):"
 _BOXED = re.compile(rb" *[|+]")
 _ANSI = re.compile(ANSI.pattern.encode())
+# what comes before a class called in a line of code, not in a repr a log shows
+_CODE = re.compile(rb"(?:\b(?:raise|return|yield|await)|[(\[,]| = ?)[ \t]*$")
 _PLACE = re.compile(rb"(?<![^\s])(?:[A-Za-z]:[\\/])?[^\s:]+\.py:\d+: $")
 _LONGEST = 1 << 20  # a traceback longer than this is cut where a block ends
 _KEYWORDS = (b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt")
@@ -246,6 +248,8 @@ def _errors(chunk: bytes, number: int) -> Iterator[tuple[int, str]]:
             name = _NAME.search(chunk, start, stop)
             if name is None:
                 continue  # `ValueError` inside a word, or a lowercase name
+            if chunk[stop : stop + 1] == b"(" and _CODE.search(chunk, start, name.start()):
+                continue  # `raise ValueError('...')`: a line of code (pytest's), no repr
             end = line_end + 1
             # a warning's place before it (`/srv/m.py:7: UserWarning: ...`, pytest's
             # --tb=line too): the frame that tells its site

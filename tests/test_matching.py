@@ -1071,6 +1071,11 @@ def test_an_exception_shown_as_its_repr_is_read() -> None:
         "[2026-12-03 10:00:00,000: ERROR/ForkPoolWorker-1] Task t[1a] raised unexpected: "
         "KeyError('no entry z')\n"
     )
+    # lines of code, as pytest's report shows them, hold no repr
+    log += (
+        ">       raise KeyError('no entry z')\n    errors.append(KeyError('no entry z'))\n"
+        "    return KeyError('no entry z')\n    err = KeyError('no entry z')\n"
+    )
     found = [(f.line, f.match.record.function if f.match else None, f.match and f.match.kind)
              for f in logs.scan_log(io.BytesIO(log.encode()), index)]  # fmt: skip
     assert found == [(2, "load", "full"), (3, "find", "full")]
