@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections import Counter
@@ -430,6 +431,7 @@ class _SiteReader:
         self.helpers = helpers.Helpers({}, {})
         self.tree: ast.Module | None = None
         self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
+        self._before: dict[int, ast.stmt] | None = None  # each statement's previous one
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
         if isinstance(node, ast.Assert):
@@ -472,8 +474,57 @@ class _SiteReader:
         defaults = frame.defaults + self._bound_by_callers(built, frame)
         thrown = exception.raised(_defaulted(built, defaults), self.src)
         if thrown.exception == "SystemExit":
-            return self._site(node, frame, "exit", _exit_code_is_no_message(thrown, self.src))
+            status = thrown.positional[0] if thrown.positional else None
+            return self._exit(node, frame, _exit_code_is_no_message(thrown, self.src), status)
         return self._site(node, frame, "raise", thrown)
+
+    def _exit(
+        self,
+        node: ast.stmt,
+        frame: _Frame,
+        thrown: exception.Raised,
+        status: ast.expr | None,
+        ref: str | None = None,
+    ) -> Site:
+        """An exit site; one with a failing status and no message of its own has the line
+        the statement before it prints on stderr (`print(msg, file=sys.stderr)`,
+        `sys.stderr.write(msg)`, `click.echo(msg, err=True)`), which its user sees."""
+        failing = thrown.message is None and _failing_status(status)
+        printed = self._printed_before(node) if failing else None
+        if printed is None:
+            return self._site(node, frame, "exit", thrown, ref=ref)
+        said = exception.Raised.with_message("SystemExit", printed, self.src)
+        return self._site(node, frame, "exit", said, ref=ref, line_end=True)
+
+    def _printed_before(self, node: ast.stmt) -> ast.expr | None:
+        """The one argument the statement before `node` in its block prints on stderr."""
+        if self._before is None:
+            self._before = _previous_statements(self.tree) if self.tree is not None else {}
+        before = self._before.get(id(node))
+        call = before.value if isinstance(before, ast.Expr) else None
+        if not isinstance(call, ast.Call) or len(call.args) != 1:
+            return None
+        if isinstance(call.args[0], ast.Starred):
+            return None
+        keywords = {kw.arg: kw.value for kw in call.keywords}
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "print" and "print" not in self.names:
+            target = keywords.get("file")
+            printed = target is not None and self._callee(target) == "sys.stderr"
+            printed = printed and set(keywords) <= {"file", "flush"}
+        elif isinstance(func, ast.Attribute) and func.attr == "write":
+            printed = not keywords and self._callee(func.value) == "sys.stderr"
+        else:
+            err = keywords.get("err")
+            printed = (
+                self._callee(func) in _ECHOES
+                and isinstance(err, ast.Constant)
+                and err.value is True
+            )
+        said = call.args[0]
+        if isinstance(said, ast.Constant) and not str(said.value).strip():
+            return None  # `print(file=sys.stderr)`'s empty line says nothing
+        return said if printed else None
 
     def _bound_by_callers(
         self, built: ast.expr | None, frame: _Frame
@@ -514,7 +565,7 @@ class _SiteReader:
             first = call.args[0] if call.args else None
             thrown = exception.Raised.with_message("SystemExit", first, self.src)
             thrown = _exit_code_is_no_message(thrown, self.src)
-            return self._site(node, frame, "exit", thrown, ref="SystemExit")
+            return self._exit(node, frame, thrown, first, ref="SystemExit")
         # case: warnings.warn("message", Category) / warn(..., category=Category)
         if callee in ("warnings.warn", "warnings.warn_explicit"):
             thrown = _warning(call, self.src)
@@ -594,14 +645,18 @@ class _SiteReader:
         ref: str | None = None,
         reraises: tuple[str, ...] = (),
         before: tuple[MessagePart, ...] = (),
+        line_end: bool = False,
     ) -> Site:
-        """`before`: what is printed before the message (argparse's `PROG: error: `)."""
+        """`before`: what is printed before the message (argparse's `PROG: error: `);
+        `line_end`: a message written with its line's end, which is no part of it."""
         src = self.src
         lookup = _Lookup(frame, node, self.constants, self.prefixes)
         found, source, rest = self._message(thrown, lookup)
         if before:
             found = [message.Template(tuple(message.merge([*before, *t.parts])), t.source)
                      for t in found]  # fmt: skip
+        if line_end:
+            found = [message.Template(_without_line_end(t.parts), t.source) for t in found]
         line = node.lineno
         end_line = node.end_lineno or line
         cause = getattr(node, "cause", None)
@@ -1055,6 +1110,41 @@ def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
         return ("BaseException",)
     elts = kind.elts if isinstance(kind, ast.Tuple) else [kind]
     return tuple(unparse(elt) for elt in elts)
+
+
+# click's and typer's echo: with err=True, to stderr
+_ECHOES = frozenset({"click.echo", "click.secho", "typer.echo", "typer.secho"})
+
+
+def _failing_status(status: ast.expr | None) -> bool:
+    """An exit status that is not a success: `sys.exit(1)`, `sys.exit(code)`; not
+    `sys.exit()`, `sys.exit(0)` nor `sys.exit(None)`."""
+    if status is None or isinstance(status, ast.Starred):
+        return False
+    return not (isinstance(status, ast.Constant) and status.value in (0, None, False))
+
+
+def _without_line_end(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
+    """`sys.stderr.write(f"...\\n")`: the text without the newline that ends its line,
+    nor those it begins with (Django's `sys.stderr.write("\\nType '%s help' for
+    usage.\\n" % ...)` after writes of its own: its last line)."""
+    out = list(parts)
+    if out and out[-1].text is not None and out[-1].text.endswith("\n"):
+        out[-1] = MessagePart(text=out[-1].text[:-1])
+    if out and out[0].text is not None:
+        out[0] = MessagePart(text=out[0].text.lstrip("\n"))
+    return tuple(part for part in out if part.text != "")
+
+
+def _previous_statements(tree: ast.Module) -> dict[int, ast.stmt]:
+    """Each statement's previous one in its block, by the statement's id."""
+    found: dict[int, ast.stmt] = {}
+    for node in ast.walk(tree):
+        for field in _BODIES:
+            block = getattr(node, field, None)
+            if isinstance(block, list) and len(block) > 1:
+                found.update((id(after), before) for before, after in itertools.pairwise(block))
+    return found
 
 
 # the classes whose error() prints the usage and `PROG: error: MESSAGE`, and exits with

@@ -560,3 +560,55 @@ def test_a_pasted_usage_error_is_looked_up_by_its_last_line() -> None:
     shown = "usage: tool [-h] [--force] [--out OUT]\ntool: error: --force requires --out\n"
     (best, *_) = errscan.lookup(shown, records_)
     assert (best.record.function, best.kind) == ("main", "full")
+
+
+def test_an_exit_with_a_failing_status_has_the_line_printed_on_stderr_before_it() -> None:
+    """`print(msg, file=sys.stderr)`, `sys.stderr.write(msg)` or `click.echo(msg,
+    err=True)` as the statement before `sys.exit(1)`: what its user sees, its line's end
+    off. Not for a success (`sys.exit(0)`), a line on stdout, nor several arguments."""
+    found = records(
+        """
+        import sys
+        from sys import stderr
+
+        import click
+
+        def main(path):
+            if not path:
+                print("error: no path given", file=sys.stderr)
+                sys.exit(2)
+            if path == "-":
+                sys.stderr.write(f"error: cannot read {path!r} from stdin\\n")
+                raise SystemExit(1)
+            if path == "x":
+                print(f"warning: {path}", file=stderr)
+                sys.exit(0)
+            if path == "y":
+                print("to stdout")
+                sys.exit(1)
+            if path == "z":
+                click.echo(f"Error: bad path {path}", err=True)
+                exit(3)
+            if path == "w":
+                print("a", "b", file=sys.stderr)
+                sys.exit(1)
+            if path == "v":
+                sys.stderr.write("Unknown command: %r" % path)
+                sys.stderr.write("\\nType '%s help' for usage.\\n" % path)
+                sys.exit(1)
+            if path == "u":
+                sys.stderr.write("\\n")
+                sys.exit(1)
+        """
+    )
+    assert [(r.line, r.message, r.message_source) for r in found] == [
+        (10, "error: no path given", "literal"),
+        (13, "error: cannot read {path!r} from stdin", "fstring"),
+        (16, None, "none"),
+        (19, None, "none"),
+        (22, "Error: bad path {path}", "fstring"),
+        (25, None, "none"),
+        # Django's: the last write's text, its own lines' ends off
+        (29, "Type '{path} help' for usage.", "percent"),
+        (32, None, "none"),
+    ]
