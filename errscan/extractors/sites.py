@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import io
-import itertools
 import re
 import tokenize
 from collections import Counter
@@ -431,7 +430,6 @@ class _SiteReader:
         self.helpers = helpers.Helpers({}, {})
         self.tree: ast.Module | None = None
         self._bound: dict[str, tuple[tuple[str, ast.expr], ...]] | None = None
-        self._before: dict[int, ast.stmt] | None = None  # each statement's previous one
 
     def site(self, node: ast.stmt, frame: _Frame) -> Site | None:
         if isinstance(node, ast.Assert):
@@ -490,17 +488,16 @@ class _SiteReader:
         the statement before it prints on stderr (`print(msg, file=sys.stderr)`,
         `sys.stderr.write(msg)`, `click.echo(msg, err=True)`), which its user sees."""
         failing = thrown.message is None and _failing_status(status)
-        printed = self._printed_before(node) if failing else None
+        printed = self._printed_before(node, frame.body) if failing else None
         if printed is None:
             return self._site(node, frame, "exit", thrown, ref=ref)
         said = exception.Raised.with_message("SystemExit", printed, self.src)
         return self._site(node, frame, "exit", said, ref=ref, line_end=True)
 
-    def _printed_before(self, node: ast.stmt) -> ast.expr | None:
-        """The one argument the statement before `node` in its block prints on stderr."""
-        if self._before is None:
-            self._before = _previous_statements(self.tree) if self.tree is not None else {}
-        before = self._before.get(id(node))
+    def _printed_before(self, node: ast.stmt, body: Sequence[ast.stmt]) -> ast.expr | None:
+        """The one argument the statement before `node` in its block (of `body`, its
+        function's) prints on stderr."""
+        before = _statement_before(body, node)
         call = before.value if isinstance(before, ast.Expr) else None
         if not isinstance(call, ast.Call) or len(call.args) != 1:
             return None
@@ -1136,15 +1133,21 @@ def _without_line_end(parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]
     return tuple(part for part in out if part.text != "")
 
 
-def _previous_statements(tree: ast.Module) -> dict[int, ast.stmt]:
-    """Each statement's previous one in its block, by the statement's id."""
-    found: dict[int, ast.stmt] = {}
-    for node in ast.walk(tree):
-        for field in _BODIES:
-            block = getattr(node, field, None)
-            if isinstance(block, list) and len(block) > 1:
-                found.update((id(after), before) for before, after in itertools.pairwise(block))
-    return found
+def _statement_before(body: Sequence[ast.stmt], node: ast.stmt) -> ast.stmt | None:
+    """The statement before `node` in the block of `body` (or of a block inside it) that
+    holds it; None where it comes first. Only statements are looked into."""
+    blocks: list[Sequence[ast.AST]] = [body]
+    while blocks:
+        block = blocks.pop()
+        for index, stmt in enumerate(block):
+            if stmt is node:
+                before = block[index - 1] if index else None
+                return before if isinstance(before, ast.stmt) else None
+            for field in _BODIES:
+                inner = getattr(stmt, field, None)
+                if inner:
+                    blocks.append(inner)
+    return None
 
 
 # the classes whose error() prints the usage and `PROG: error: MESSAGE`, and exits with
