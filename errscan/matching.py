@@ -73,6 +73,7 @@ def parse_chain(text: str, as_given: bool = False) -> list[Seen]:
     comes last, so that a lookup, last first, offers the group, then its exceptions in
     their order. A terminal's colours are no part of what it says, unless `as_given`."""
     text = text if as_given else ANSI.sub("", text)
+    text = text.replace("\r\n", "\n")  # a text copied on Windows, or a log written there
     boxes = _boxes(text)
     if boxes is None:
         return _chain(text)

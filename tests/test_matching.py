@@ -1100,3 +1100,16 @@ def test_reprs_that_do_not_read_are_tried_a_bounded_number_of_times(
     monkeypatch.setattr(ast, "literal_eval", counted)
     (seen,) = parse_chain("ValueError(x) " * 20_000)
     assert seen.exception is None and 0 < len(calls) <= 64
+
+
+def test_a_text_copied_on_windows_reads_as_its_lines() -> None:
+    """CRLF line ends are no part of a message: `KeyError: 'k'` copied on Windows
+    matches in full, and a traceback's exception of several lines keeps its lines."""
+    from errscan.matching import parse_chain
+
+    records = errscan.extract_source(CHAINED, path="m.py")
+    (best, *_) = errscan.lookup("KeyError: 'no entry z'\r\n", records)
+    assert (best.record.function, best.kind) == ("find", "full")
+    shown = 'Traceback (most recent call last):\r\n  File "m.py", line 9, in explain\r\n'
+    (seen,) = parse_chain(shown + "ValueError: the first line\r\n  and an indented second line\r\n")
+    assert seen.message == "the first line\n  and an indented second line"
