@@ -60,7 +60,8 @@ def scan_log(
 
 _HEADER = b"Traceback (most recent call last):"
 # an exception group's traceback: its header, and each of its lines, behind a margin
-_GROUP = b"+ Exception Group Traceback (most recent call last):"
+_GROUP_MARK = b"+ Exception Group "
+_GROUP = _GROUP_MARK + _HEADER
 _BOXED = re.compile(rb" *[|+]")
 _ANSI = re.compile(ANSI.pattern.encode())
 # what comes before a class called in a line of code, not in a repr a log shows
@@ -148,7 +149,7 @@ def _traceback(data: bytes, start: int, at: int, end: int) -> tuple[int | None, 
     Where the log puts something before each line (a timestamp, a container's or a
     process's name: Docker's, journald's, GitHub Actions' logs), the traceback is the
     lines that carry it, their digits any digits, and its text is theirs without it."""
-    group = data.rfind(b"+ Exception Group ", start, at)
+    group = data.rfind(_GROUP_MARK, start, at)
     head = group if group >= 0 else at
     prefixed = _prefixed(data, start, head, end) if head > start else None
     if prefixed is None:  # its lines as they are (a header after a text of its line too)

@@ -278,7 +278,7 @@ def _factory_message(
     ):
         return None
     unknown: list[tuple[MessagePart, ...]] = [(MessagePart(expr=UNKNOWN_STR),)]
-    found = index.factory_call(site.file, ref, site.function)
+    found = index.factory_at(site.file, ref, site.function)
     if found is None:
         # a factory errscan cannot read: a lone identifier-like literal is a key
         # (`make_error("invalid")`), not the text
@@ -286,7 +286,7 @@ def _factory_message(
         if text is not None and _KEY.fullmatch(text) and site.message_parts[0].text == text:
             return unknown, "factory"
         return None
-    params, built = found
+    _, _, made_as, params, built = found
     if built is not None and (FORWARDED_ARGS in built or FORWARDED_KEYWORDS in built):
         forwarded = _forwarded_message(site, index, info)
         return ([forwarded] if forwarded is not None else unknown), "factory"
@@ -304,7 +304,7 @@ def _factory_message(
     paths, configurable = (
         _looked_up(inner, params, site, index) if ref.startswith("self.") else ([inner], False)
     )
-    of_cls = index.factory_made(site.file, ref, site.function) == "cls"
+    of_cls = made_as == "cls"  # a classmethod's `return cls(...)`
     made = []
     for parts in paths:
         bound = _bound(site.call_args, params, parts)
