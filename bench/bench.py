@@ -24,7 +24,9 @@ and imports included: `errscan --version` against `python -c pass`, and for each
 repository the bare baseline over the files errscan scans (one process, from its
 start) against `errscan extract` cold (an empty cache) and warm (the same commit
 again); the median of --whole-repeat runs (a third of them for the baseline and cold,
-which run in turns; the cold ratio also as the median of each turn's ratio).
+which run in turns; the cold ratio also as the median of each turn's ratio). The cold
+(at most 1.0x) and warm (under 0.05x) targets are those of a large repository: one whose
+baseline takes LARGE_SECONDS or more; a smaller one's ratios are printed all the same.
 """
 
 from __future__ import annotations
@@ -225,6 +227,14 @@ def timed(
     return found
 
 
+# A large repository, for the cold and warm targets: one whose files take the bare
+# baseline a second or more, a scan that takes seconds (SQLAlchemy's own repository, the
+# targets' example, takes 1.3-1.6 s). Below that, errscan's fixed start (the interpreter,
+# its imports, git, the forks: some 0.1 s before the first file is parsed) weighs more
+# than the second CPU wins back, and the ratios are printed without a target.
+LARGE_SECONDS = 1.0
+
+
 def whole_process(repos: list[Path], tmp: Path, runs: int) -> None:
     """Whole-process times: --version, and baseline, cold and warm on each repository."""
     bin_dir = install_errscan(tmp)
@@ -235,6 +245,7 @@ def whole_process(repos: list[Path], tmp: Path, runs: int) -> None:
     print(f"  python -c pass {bare * 1000:.0f} ms; errscan --version {version * 1000:.0f} ms")
     script = tmp / "baseline.py"
     script.write_text(_BASELINE)
+    large: list[tuple[bool, bool]] = []  # each large repository's targets: cold, warm
     for repo in repos:
         listed = subprocess.run(
             [python, "-c", _LIST_FILES, f"{repo}@HEAD", str(repo)],
@@ -268,8 +279,19 @@ def whole_process(repos: list[Path], tmp: Path, runs: int) -> None:
             f"    CPU of all processes: baseline {base_cpu:.2f} s, errscan cold {cold_cpu:.2f} s"
             f" ({cold_cpu / base_cpu:.2f}x)"
         )
+        if base >= LARGE_SECONDS:
+            large.append((cold / base <= 1.0, warm / base < 0.05))
+            print(
+                f"    targets (a large repository): cold <= 1.0x: {large[-1][0]};"
+                f" warm < 0.05x: {large[-1][1]}"
+            )
+        else:
+            print(f"    not a large repository (baseline under {LARGE_SECONDS:g} s): no target")
+    if large:
         print(
-            f"    targets: cold <= 1.0x: {cold / base <= 1.0}; warm < 0.05x: {warm / base < 0.05}"
+            f"  large repositories (baseline of {LARGE_SECONDS:g} s or more): {len(large)};"
+            f" cold <= 1.0x on {sum(cold for cold, _ in large)},"
+            f" warm < 0.05x on {sum(warm for _, warm in large)}"
         )
     print(f"  target: --version under 60 ms: {version < 0.060}")
 
