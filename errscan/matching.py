@@ -386,7 +386,15 @@ class TemplateIndex:
         return found
 
     def lookup(self, text: str) -> list[Match]:
-        ranked = self._ranked(parse_chain(text))
+        chain = parse_chain(text)
+        ranked = self._ranked(chain)
+        whole = _whole_line(text, chain)
+        if whole is not None and not any(m.kind == "full" for m in ranked):
+            # `KafkaError: broker down` pasted alone, where no `broker down` of a
+            # KafkaError matches: it may be the whole str() of a class whose __str__
+            # names it (`f"{type(self).__name__}: {self.args[0]}"`)
+            also = self._ranked([whole])
+            ranked = [m for m in also if m.kind == "full"] + ranked + also
         if ANSI.search(text):
             # a message may hold escape sequences of its own (a repository's text is
             # untrusted): what matches it in full as given comes first
@@ -529,6 +537,18 @@ class TemplateIndex:
         best = [match for _, match in full]
         best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
         return best
+
+
+def _whole_line(text: str, chain: list[Seen]) -> Seen | None:
+    """A line pasted alone that was read as `Type: message`, as a message of a type not
+    known: the text of a __str__ that begins with the class's name (kafka's KafkaError,
+    `ConfigurationError: ...`) reads so too. None for anything else."""
+    if len(chain) != 1 or chain[0].frames or chain[0].exception is None:
+        return None
+    line = ANSI.sub("", text).strip()
+    if "\n" in line or not _TYPED.match(line):
+        return None
+    return Seen(None, line, ())
 
 
 def _anchor(words: set[str], counts: Counter[str]) -> tuple[str, ...]:

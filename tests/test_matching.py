@@ -1113,3 +1113,36 @@ def test_a_text_copied_on_windows_reads_as_its_lines() -> None:
     shown = 'Traceback (most recent call last):\r\n  File "m.py", line 9, in explain\r\n'
     (seen,) = parse_chain(shown + "ValueError: the first line\r\n  and an indented second line\r\n")
     assert seen.message == "the first line\n  and an indented second line"
+
+
+NAMING_STR = """\
+class KafkaError(RuntimeError):
+    def __str__(self):
+        return f"{type(self).__name__}: {super().__str__()}"
+
+
+def connect(broker):
+    raise KafkaError(f"cannot reach broker {broker}")
+
+
+def send(topic):
+    raise RuntimeError(f"KafkaError: no leader for {topic}")
+"""
+
+
+def test_a_line_read_as_type_and_message_is_also_tried_whole() -> None:
+    """`KafkaError: cannot reach broker b1`, pasted alone, is what str() gives of an
+    error whose __str__ names its class: where no KafkaError's template matches
+    `cannot reach broker b1`, the line is matched whole. A line whose message part does
+    match keeps that match first."""
+    records = errscan.extract_source(NAMING_STR, path="kafka.py")
+    named = next(r for r in records if r.function == "connect")
+    assert named.message == "KafkaError: cannot reach broker {broker}"  # the premise
+    found = errscan.lookup("KafkaError: cannot reach broker b1", records)
+    assert found and found[0].record == named and found[0].kind == "full"
+    plain = next(r for r in records if r.function == "send")
+    # a RuntimeError whose message is `KafkaError: no leader for t`: send's, as before
+    found = errscan.lookup("RuntimeError: KafkaError: no leader for t", records)
+    assert found and found[0].record == plain
+    # no type and message to split: nothing changes
+    assert errscan.lookup("cannot reach broker b1", records)[0].record == named
