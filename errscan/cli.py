@@ -42,6 +42,21 @@ def _stdout_for_dash(value: Path | None) -> Path | None:
     return None if value is not None and str(value) == "-" else value
 
 
+def _output(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`-o/--output PATH` of a command that writes one file, atomically; `-`: stdout."""
+    return click.option(
+        "-o",
+        "--output",
+        "output_path",
+        type=click.Path(path_type=Path, allow_dash=True),
+        callback=lambda _ctx, _param, value: _stdout_for_dash(value),
+        help=help_text,
+    )
+
+
+_TO_STDOUT = "Write here (atomically) instead of to stdout (`-`)."
+
+
 def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated
 
@@ -153,14 +168,7 @@ def cli() -> None:
     show_default=True,
     help="jsonl: a record a line; json: one document.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    type=click.Path(path_type=Path, allow_dash=True),
-    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
-    help="Write here (atomically) instead of to stdout (`-`).",
-)
+@_output(_TO_STDOUT)
 @click.option(
     "--include-tests/--no-include-tests", default=None,
     help="Scan test code too [default: no, or the configuration's include-tests].",
@@ -346,14 +354,7 @@ _SCAN = click.option("--scan", "scan_target", type=TargetType(), help="Scan REPO
     default="markdown",
     show_default=True,
 )
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    type=click.Path(path_type=Path, allow_dash=True),
-    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
-    help="Write the page here (atomically); `-`: stdout.",
-)
+@_output("Write the page here (atomically); `-`: stdout.")
 def show(
     record_id: str,
     source: str | None,
@@ -705,14 +706,7 @@ def scans(repo: str | None, db: Path | None, fmt: str) -> int:
 @click.option(
     "--format", "fmt", type=click.Choice(output.EXPORT_FORMATS), default="jsonl", show_default=True
 )
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    type=click.Path(path_type=Path, allow_dash=True),
-    callback=lambda _ctx, _param, value: _stdout_for_dash(value),
-    help="Write here (atomically) instead of to stdout (`-`).",
-)
+@_output(_TO_STDOUT)
 def export_command(target: str, db: Path | None, fmt: str, output_path: Path | None) -> int:
     """Write the stored scan of REPO@REV as jsonl, json, sarif or csv."""
     result = errscan.stored_result(target, db)

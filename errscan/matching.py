@@ -124,12 +124,20 @@ _PYTEST_PLACE = re.compile(
 _PYTEST_ERROR = re.compile(r"^E(?P<gap> +)(?P<text>.*)$", re.MULTILINE)
 
 
-def _seen(shown: str, frames: tuple[tuple[str, int, str], ...]) -> Seen:
-    """What an exception's lines say, another tool having printed them: `Type: message`,
-    a class alone (an empty message), else a text of no type known."""
+def _typed(shown: str, frames: tuple[tuple[str, int, str], ...]) -> Seen | None:
+    """`Type: message`, its type a dotted name; None for other text."""
     typed = _TYPED.match(shown)
     if typed and " " not in typed["type"]:
         return Seen(typed["type"], typed["message"], frames)
+    return None
+
+
+def _seen(shown: str, frames: tuple[tuple[str, int, str], ...]) -> Seen:
+    """What an exception's lines say, another tool having printed them: `Type: message`,
+    a class alone (an empty message), else a text of no type known."""
+    typed = _typed(shown, frames)
+    if typed is not None:
+        return typed
     if _BARE.match(shown):
         return Seen(shown, "", frames)
     return Seen(None, shown, frames)
@@ -223,9 +231,9 @@ def _parse_one(text: str) -> Seen:
             None,
         )
         text = "\n".join(lines[start:]).rstrip() if start is not None else tail.strip()
-    typed = _TYPED.match(text)
-    if typed and " " not in typed["type"]:
-        return Seen(typed["type"], typed["message"], frames)
+    typed = _typed(text, frames)
+    if typed is not None:
+        return typed
     if frames and _BARE.match(text):  # Python prints an empty message's class alone
         return Seen(text, "", frames)
     usage = _USAGE_ERROR.match(text) if not frames else None
@@ -393,13 +401,11 @@ class TemplateIndex:
             # `KafkaError: broker down` pasted alone, where no `broker down` of a
             # KafkaError matches: it may be the whole str() of a class whose __str__
             # names it (`f"{type(self).__name__}: {self.args[0]}"`)
-            also = self._ranked([whole])
-            ranked = [m for m in also if m.kind == "full"] + ranked + also
+            ranked = _full_first(self._ranked([whole]), ranked)
         if ANSI.search(text):
             # a message may hold escape sequences of its own (a repository's text is
             # untrusted): what matches it in full as given comes first
-            given = self._ranked(parse_chain(text, as_given=True))
-            ranked = [m for m in given if m.kind == "full"] + ranked + given
+            ranked = _full_first(self._ranked(parse_chain(text, as_given=True)), ranked)
         out: list[Match] = []
         taken: set[str] = set()
         for match in ranked:
@@ -537,6 +543,12 @@ class TemplateIndex:
         best = [match for _, match in full]
         best += [Match(r, "close", round(-neg, 3)) for neg, _, r in close[:_CLOSE_LIMIT]]
         return best
+
+
+def _full_first(other: list[Match], ranked: list[Match]) -> list[Match]:
+    """`ranked` with the full matches of another reading of the text before it, and that
+    reading's other matches after it (lookup keeps each record's first)."""
+    return [m for m in other if m.kind == "full"] + ranked + other
 
 
 def _whole_line(text: str, chain: list[Seen]) -> Seen | None:
