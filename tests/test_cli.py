@@ -121,6 +121,43 @@ def test_a_scan_loads_its_modules_with_the_collector_tuned_as_the_scan_tunes_it(
         assert done.stdout.split("\n")[-2] == expected, done.stderr
 
 
+_REUSED = """
+import argparse, ast, resource, sys
+from errscan import api
+api.tune_allocator()
+api._tune_allocator()
+with open(argparse.__file__, encoding="utf-8") as module:
+    source = module.read()  # some 100 KB of real code
+def faults(work):
+    work()  # the first time grows the heap
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        work()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+faults(lambda: bytearray(900 * 1024))  # a large file's source, a batch's results
+faults(lambda: ast.parse(source))  # the parser's memory, given up after each file
+"""
+
+
+@pytest.mark.skipif(
+    not (getattr(os, "confstr", lambda _name: None)("CS_GNU_LIBC_VERSION") or "").startswith(
+        "glibc"
+    ),
+    reason="mallopt is glibc's",
+)
+def test_a_scan_reuses_the_memory_it_frees_rather_than_faulting_in_fresh_pages() -> None:
+    """As a scan tunes glibc's heap (api.tune_allocator), a buffer under 1 MB freed and
+    made again, and the parser's memory, freed after each file, reuse the heap's pages:
+    with the 128 KB mmap threshold first chosen, each 900 KB buffer came back as 225
+    fresh pages (4,520 page faults in 20 rounds), and 20 parses of argparse.py took
+    17,900 (18,400 with 1 MB and glibc's trimming; 47 as tuned)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _REUSED], capture_output=True, text=True, timeout=120, check=True
+    )
+    buffers, parses = map(int, done.stdout.split())
+    assert buffers < 200 and parses < 2000, done.stdout
+
+
 def test_importing_errscan_loads_the_api_on_first_use() -> None:
     import errscan.api
 
