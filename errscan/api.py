@@ -145,15 +145,23 @@ def _tune_allocator() -> None:
     # 1.7 s cold scan); cycles are still collected, a hundred times less often.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    if not on_glibc():
+        return
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-            return
         import ctypes
 
         libc = ctypes.CDLL(None)
         libc.mallopt(_M_MMAP_THRESHOLD, 1024 * 1024)
         libc.mallopt(_M_TRIM_THRESHOLD, 64 * 1024 * 1024)
         libc.mallopt(_M_ARENA_MAX, 1)
+
+
+def on_glibc() -> bool:
+    """Whether this process's C library is glibc, whose mallopt tune_allocator calls."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, OSError, ValueError):  # no confstr, or no such name here
+        return False
 
 
 def default_cache_dir() -> Path:

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import errscan
+from errscan import api
 from errscan.cli import cli, main
 from tests.support import git
 
@@ -139,12 +140,7 @@ faults(lambda: ast.parse(source))  # the parser's memory, given up after each fi
 """
 
 
-@pytest.mark.skipif(
-    not (getattr(os, "confstr", lambda _name: None)("CS_GNU_LIBC_VERSION") or "").startswith(
-        "glibc"
-    ),
-    reason="mallopt is glibc's",
-)
+@pytest.mark.skipif(not api.on_glibc(), reason="mallopt is glibc's")
 def test_a_scan_reuses_the_memory_it_frees_rather_than_faulting_in_fresh_pages() -> None:
     """As a scan tunes glibc's heap (api.tune_allocator), a buffer under 1 MB freed and
     made again, and the parser's memory, freed after each file, reuse the heap's pages:
