@@ -58,7 +58,11 @@ start = time.perf_counter()
 nodes = 0
 for path in paths:
     with open(path, "rb") as source:
-        tree = ast.parse(source.read())
+        data = source.read()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        continue  # errscan's file error (salt's Jinja templates named .py)
     for _node in ast.walk(tree):
         nodes += 1
 seconds = time.perf_counter() - start
