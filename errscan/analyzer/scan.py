@@ -40,7 +40,7 @@ _WORKER_BATCHES = 256  # batches the pool's workers take before fresh ones repla
 # rich (1.2 MB) 19%, setuptools (1.5 MB) 23% (medians of 7 cold scans each)
 _POOL_MIN_BYTES = 1 << 19
 _CHUNK = 256  # entries whose stored names or features are read back at once
-_FRESH_SITES = 20_000  # sites whose ranking features the first pass holds (Features)
+_FRESH_SITES = 5_000  # sites whose ranking features the first pass holds (Features)
 _SITES_CHUNK = 16  # entries whose stored sites are read back at once (10-30 KB each)
 Reader = Callable[[Iterable[BlobEntry]], Iterator[SourceFile]]
 # names, ranking features; the encoded result unless stored; its sites and summary where
