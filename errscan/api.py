@@ -334,7 +334,6 @@ class Scan:
         repair = scan_stage.Repair(read, entries, results, opts.context, opts.file_timeout)
         with contextlib.ExitStack() as ends:  # ends the ranking process, whatever happens
             apart = None
-            from_tables = False
             batches: list[list[files_stage.BlobEntry]] = []  # the files the pool links at once
             if kept.fresh:
                 # a first scan: every file is new (as `changed` will give them), and the
@@ -349,11 +348,7 @@ class Scan:
                     batches = list(files_stage.chunks(entries, _LINK_BATCH))
                     groups = [[entry.path for entry in batch] for batch in batches]
                     apart = ends.enter_context(fanout.RankApart(kept.ranking.held_ranker, groups))
-                elif pooled and str(results.path) != ":memory:":
-                    # too many records to hold: the pool ranks them from the tables, as on
-                    # later scans, then links the files (_link_in_pool_from_tables)
-                    from_tables = True
-                elif pooled:  # its workers cannot read the results: they rank, this links
+                elif pooled:  # too many records to hold: the pool ranks them, as on later scans
                     scanner.restart()
             portions = index_stage.namespaces(
                 index_stage.namespace_candidates(entries),
@@ -372,12 +367,10 @@ class Scan:
                 todo = (files_stage.BlobEntry(path, sha, 0) for path, sha in kept.changed())
                 for path, ranked in scan_stage.features(todo, results, self.repo, repair, fresh):
                     kept.ranking.add(path, ranked)
-            if apart is not None or from_tables:
-                whole = _Linking(read, results, kept, scanner, modules, index, repair, held)
-                if apart is not None:
-                    yield from self._link_in_pool(whole, apart, batches)
-                else:
-                    yield from self._link_in_pool_from_tables(whole)
+            if apart is not None:
+                yield from self._link_in_pool(
+                    read, results, kept, scanner, modules, index, repair, apart, batches, held
+                )
                 return
             if held is not None:  # linked here, from the cache
                 held.results = {}
@@ -411,7 +404,17 @@ class Scan:
             ranking.finish()
 
     def _link_in_pool(
-        self, whole: _Linking, apart: fanout.RankApart, batches: list[list[files_stage.BlobEntry]]
+        self,
+        read: scan_stage.Reader,
+        results: cache.ResultCache,
+        kept: state.State,
+        scanner: scan_stage.Scanner,
+        modules: index_stage.ModuleTable,
+        index: index_stage.Index,
+        repair: scan_stage.Repair,
+        apart: fanout.RankApart,
+        batches: list[list[files_stage.BlobEntry]],
+        held: scan_stage.Held | None,
     ) -> Iterator[_Done]:
         """A first scan's linking, by the pool's workers, forked again to hold what they
         read of this process's tables (fanout.py), `batches` at a time, while `apart`
@@ -419,64 +422,20 @@ class Scan:
         tables; each batch's lists go in its blocks as they come. The files of a batch a
         worker could not link are linked here (and ranked here, where the ranking process
         gave nothing)."""
-        kept, scanner = whole.kept, whole.scanner
-        self._fork_linkers(whole, kept.ranking.held_ids())
-        linked_by_pool = scanner.submit(fanout.link_files, apart.groups)  # batches' paths
-        kept.ranking.settle()  # while the workers link and `apart` ranks
-        # each batch's lists as `apart` ranked them (or this process, where it gave none)
-        ranked = apart.results(kept.ranking.held_ranker)
-        for batch, linked, updates in zip(batches, linked_by_pool, ranked, strict=True):
-            kept.ranking.write_lists(updates)
-            lists = {record_id: text for text, record_id, _ in updates}
-            done = self._pooled_batch(whole, batch, linked, lists.copy)
-            yield from map(self._counted, done)
-        scanner.retire()  # every batch is linked: the workers end while this process ends
-        kept.ranking.finish_held()
-
-    def _link_in_pool_from_tables(self, whole: _Linking) -> Iterator[_Done]:
-        """A first scan's linking where its ranking has too many records to hold
-        (related._HELD): the pool's workers, forked again holding what linking reads of
-        this process's tables (fanout.Context, without ids, which they hash), first rank
-        the records from a copy of the ranking's tables a group at a time while this
-        process writes the lists, then link and render the files a batch at a time, as
-        for a ranking held (_link_in_pool), and this process puts each record's list,
-        read back from the tables, in its block. Before, this process linked every file
-        alone while the pool ranked: the scan's end waited on it (a repository of jax,
-        homeassistant, sympy, salt and kubernetes, 22,866 records: 4.9 s of CPU). The
-        files of a batch a worker could not link are linked here."""
-        import tempfile  # here: a warm replay never needs it
-
-        kept, scanner = whole.kept, whole.scanner
-        kept.ranking.settle()
-        self._fork_linkers(whole, {})
-        for _ranked in kept.ranking.ranked(scanner.map, Path(tempfile.gettempdir())):
-            pass  # every list written before any block takes its lists
-        batches = list(files_stage.chunks(self._entries, _LINK_BATCH))
-        groups = ([entry.path for entry in batch] for batch in batches)
-        for batch, linked in zip(batches, scanner.map(fanout.link_files, groups), strict=True):
-            paths = [entry.path for entry in batch]
-            lists = functools.partial(kept.ranking.list_texts, paths)  # read once linked
-            done = self._pooled_batch(whole, batch, linked, lists)
-            yield from map(self._counted, done)
-        scanner.retire()  # every batch is linked: the workers end while this process ends
-
-    def _fork_linkers(self, whole: _Linking, ids: dict[str, list[str]]) -> None:
-        """The pool's workers forked again, holding by value what linking reads of this
-        process's tables (fanout.Context), the first pass's held results and `ids`."""
-        held = whole.held
+        entries = self._entries
         fanout.hold(
             fanout.Context(
-                whole.modules.rows(),
-                whole.kept.definitions(),
-                {entry.path: entry for entry in self._entries},
+                modules.rows(),
+                kept.definitions(),
+                {entry.path: entry for entry in entries},
                 self.repo,
                 self.commit,
                 self._source.url,
-                whole.read,
+                read,
                 self._opts.context,
                 self._opts.file_timeout,
                 held.results if held is not None else {},
-                ids,
+                kept.ranking.held_ids(),
             )
         )
         try:
@@ -484,38 +443,36 @@ class Scan:
             # end waits on (the lists, the writing), where there are fewer CPUs than
             # processes: the workers have the CPU the two leave (Django: some 1% of a
             # cold scan run by run in three A/Bs, the medians within the drift).
-            whole.scanner.restart(nice=_LINKING_NICE)
+            scanner.restart(nice=_LINKING_NICE)
         finally:
             fanout.hold(None)  # the workers have theirs: this process lets go of it
             if held is not None:
                 held.results = {}
-        whole.results.checkpoint_behind()  # no fork comes now: the first pass's results copied
-
-    def _pooled_batch(
-        self,
-        whole: _Linking,
-        batch: list[files_stage.BlobEntry],
-        linked: list[fanout.Linked] | None,
-        lists: Callable[[], dict[str, str]],
-    ) -> list[_Done]:
-        """A batch of files a worker linked, each record's list (`lists`: by id, as JSON)
-        put in its block, and kept; or, where the worker could not (None), linked here."""
-        kept = whole.kept
-        if linked is None:
-            stored = scan_stage.stored(batch, whole.results, whole.repair)
-            return [
-                self._link(entry, result, whole.index, kept)
-                for entry, result in zip(batch, stored, strict=True)
-            ]
-        texts = lists()
-        done, to_keep = [], []
-        for entry, item in zip(batch, linked, strict=True):
-            block = fanout.with_related(item.block, item.ids, texts)
-            marked = state.mark_commit(block, self.commit, self._source.web)
-            to_keep.append((entry, item.deps, marked, len(item.ids), item.error))
-            done.append(_Done(None, block, len(item.ids), item.error))
-        kept.keep_many(to_keep)
-        return done
+        results.checkpoint_behind()  # no fork comes now: the first pass's results copied
+        linked_by_pool = scanner.submit(fanout.link_files, apart.groups)  # batches' paths
+        kept.ranking.settle()  # while the workers link and `apart` ranks
+        # each batch's lists as `apart` ranked them (or this process, where it gave none)
+        ranked = apart.results(kept.ranking.held_ranker)
+        for batch, linked, updates in zip(batches, linked_by_pool, ranked, strict=True):
+            kept.ranking.write_lists(updates)
+            lists = {record_id: text for text, record_id, _ in updates}
+            if linked is None:
+                stored = scan_stage.stored(batch, results, repair)
+                done_here = [
+                    self._link(entry, result, index, kept)
+                    for entry, result in zip(batch, stored, strict=True)
+                ]
+            else:
+                done_here, to_keep = [], []
+                for entry, item in zip(batch, linked, strict=True):
+                    block = fanout.with_related(item.block, item.ids, lists)
+                    marked = state.mark_commit(block, self.commit, self._source.web)
+                    to_keep.append((entry, item.deps, marked, len(item.ids), item.error))
+                    done_here.append(_Done(None, block, len(item.ids), item.error))
+                kept.keep_many(to_keep)
+            yield from map(self._counted, done_here)
+        scanner.retire()  # every batch is linked: the workers end while this process ends
+        kept.ranking.finish_held()
 
     def _counted(self, done: _Done) -> _Done:
         """A file's records, of the kinds asked for, counted in the scan's figures."""
@@ -584,20 +541,6 @@ class _Ranking:
         committed (none are left: every ranked file is a file of the scan, passed)."""
         while self._next is not None:
             self._next = next(self._groups, None)
-
-
-@frozen
-class _Linking:
-    """What a first scan's linking in the pool works with (Scan._link_in_pool...)."""
-
-    read: scan_stage.Reader
-    results: cache.ResultCache
-    kept: state.State
-    scanner: scan_stage.Scanner
-    modules: index_stage.ModuleTable
-    index: index_stage.Index
-    repair: scan_stage.Repair
-    held: scan_stage.Held | None
 
 
 @frozen

@@ -577,12 +577,6 @@ class Ranking:
         """Whether this is a first ranking, held in memory (see ranked)."""
         return self._held is not None
 
-    def list_texts(self, paths: list[str]) -> dict[str, str]:
-        """The related lists of the records of `paths`, by id, as the tables keep them
-        (JSON, as a record's line writes them: fanout.with_related)."""
-        query = f"SELECT id, related FROM rec WHERE path IN {IN_LIST}"
-        return dict(self._db.execute(query, (json.dumps(paths),)))
-
     def lists(self, path: str) -> dict[str, tuple[str, ...]]:
         """The related lists of one file's records, by id."""
         rows = self._db.execute("SELECT id, related FROM rec WHERE path = ?", (path,))

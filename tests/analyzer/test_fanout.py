@@ -172,65 +172,25 @@ def test_batches_a_ranking_process_ended_before_are_ranked_here_as_it_would_have
 
 
 @pytest.mark.usefixtures("pooled")
-def test_a_first_ranking_too_large_to_hold_is_ranked_and_linked_by_fresh_workers(
+def test_a_first_ranking_too_large_to_hold_is_ranked_by_fresh_workers(
     basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past related._HELD records the first pass's workers are replaced (ended while the
-    ranking's records went in) by new ones, holding what linking reads but no ids, that
-    rank from the tables, as on later scans, then link every file: none is linked here.
-    Byte for byte what one process writes, and the state they leave gives the next scan,
-    after a change, what a scan from nothing gives."""
+    ranking's records went in) by new ones that rank from the tables, as on later scans."""
     serial = _jsonl(basic_repo, jobs=1, use_cache=False)
     monkeypatch.setattr(related, "_HELD", 0)
     contexts = _held(monkeypatch)
-    linked_here = _linked_here(monkeypatch)
-    in_pool: list[tuple[str, bool]] = []
+    in_pool: list[bool] = []
     real_map = scan.Scanner.map
 
     def noting_map(self: scan.Scanner, work: Any, items: Any) -> Any:
-        if work in (related.rank_job, fanout.link_files):
-            in_pool.append((work.__name__, self.pooled))
+        if work is related.rank_job:
+            in_pool.append(self.pooled)
         return real_map(self, work, items)
 
     monkeypatch.setattr(scan.Scanner, "map", noting_map)
-    assert _jsonl(basic_repo, jobs=2) == serial
-    assert in_pool == [("rank_job", True), ("link_files", True)]
-    assert len(contexts) == 1 and contexts[0].ids == {} and not linked_here
-    assert '"related": ["' in serial and '"related": []' in serial  # lists put in blocks
-    write(basic_repo, "pkg/extra.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
-    commit_all(basic_repo, "one more")
-    assert _jsonl(basic_repo, jobs=2) == _jsonl(basic_repo, jobs=1, use_cache=False)
-
-
-@pytest.mark.usefixtures("pooled")
-def test_past_the_held_ranking_without_a_cache_the_pool_ranks_and_this_process_links(
-    basic_repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without a result cache the workers could read a file's result from, they rank
-    while this process links every file, as it did before they could link."""
-    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
-    monkeypatch.setattr(related, "_HELD", 0)
-    contexts = _held(monkeypatch)
-    linked_here = _linked_here(monkeypatch)
     assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
-    assert not contexts and len(linked_here) == len(set(linked_here)) >= 5
-
-
-@pytest.mark.usefixtures("pooled")
-def test_past_the_held_ranking_files_a_worker_cannot_read_are_linked_here(
-    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Linking a ranking too large to hold, a worker without the result cache hands its
-    files back, and this process links them, with the lists the workers ranked."""
-    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
-    monkeypatch.setattr(related, "_HELD", 0)
-    contexts = _held(monkeypatch)
-    linked_here = _linked_here(monkeypatch)
-    monkeypatch.setattr(scan, "worker_cache", lambda: None)  # in the workers forked next
-    assert _jsonl(basic_repo, jobs=2) == serial
-    with_records = {json.loads(line)["file"] for line in serial.splitlines()}
-    assert contexts and with_records <= set(linked_here)  # every file, once
-    assert len(linked_here) == len(set(linked_here))
+    assert in_pool == [True] and not contexts
 
 
 @pytest.mark.usefixtures("pooled")
