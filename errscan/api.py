@@ -360,6 +360,7 @@ class Scan:
             plan = kept.plan(
                 lambda path, text: index.defines(path, *state.names_of(text)),
                 anew=kept.namespaces_changed(portions),  # then module names may have changed
+                hold=apart is not None,  # the linking workers take them (fanout.Context)
             )
             kept.ranking.remove(plan.removed)
             kept.forget(plan.removed)
