@@ -194,6 +194,42 @@ def test_a_first_ranking_too_large_to_hold_is_ranked_by_fresh_workers(
 
 
 @pytest.mark.usefixtures("pooled")
+def test_workers_ranking_a_first_ranking_too_large_to_hold_fork_without_the_held_sites(
+    basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past related._HELD records this process links the files from the cache: the
+    sites and summaries the first pass held for linking workers (scan.Held) are let go
+    of, and the heap they were in given back, before the workers that rank are forked
+    (they would hold them as their own: the benchmark's 20,000 copies, 110 MB)."""
+    serial = _jsonl(basic_repo, jobs=1, use_cache=False)
+    monkeypatch.setattr(related, "_HELD", 0)
+    made: list[scan.Held] = []
+    real_held = scan.Held
+
+    class Noted(real_held):  # type: ignore[misc,valid-type]
+        def __init__(self, limit: int | None = None) -> None:
+            super().__init__(limit)
+            made.append(self)
+
+    monkeypatch.setattr(scan, "Held", Noted)
+    events: list[str] = []
+    real_trim, real_restart = errscan.api._trim_heap, scan.Scanner.restart
+
+    def trimmed() -> None:
+        events.append("trim")
+        real_trim()
+
+    def restarted(self: scan.Scanner, nice: int = 0) -> None:
+        events.append(f"restart holding {sum(len(h.results) for h in made)}")
+        real_restart(self, nice)
+
+    monkeypatch.setattr(errscan.api, "_trim_heap", trimmed)
+    monkeypatch.setattr(scan.Scanner, "restart", restarted)
+    assert _jsonl(basic_repo, jobs=2, use_cache=False) == serial
+    assert len(made) == 1 and events[-2:] == ["trim", "restart holding 0"]
+
+
+@pytest.mark.usefixtures("pooled")
 def test_no_thread_runs_as_a_first_scan_forks(
     basic_repo: Path, _private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
