@@ -318,9 +318,14 @@ class Ranking:
         rows = db.execute("SELECT id, feature FROM rec")
         features = [(rid, json.loads(text)) for rid, text in rows]
         counts, postings = _key_rows(features)
+        # into empty tables: their indexes built once the rows are in, not row by row
+        for name in _KEY_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {name}")
         db.executemany("INSERT INTO word VALUES (?, ?)", _word_rows(features))
         db.executemany("INSERT INTO df VALUES (?, ?)", sorted(counts.items()))
         db.executemany("INSERT INTO post VALUES (?, ?)", postings)
+        for name, on in _KEY_INDEXES.items():
+            db.execute(f"CREATE INDEX {name} ON {on}")
         db.execute(_DEFERRED_DONE)
 
     def _flush(self) -> None:
