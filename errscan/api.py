@@ -402,7 +402,7 @@ class Scan:
             import tempfile  # here: a warm replay never needs it
 
             scratch = Path(tempfile.gettempdir()) if scanner.pooled else None
-            ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch))
+            ranking = _Ranking(kept.ranking.ranked(scanner.map, scratch, sent=scanner.pooled))
 
             def relinked() -> Iterator[tuple[files_stage.BlobEntry, bool]]:
                 marks = None if plan.relink_all else kept.redone(entries.paths())

@@ -478,7 +478,7 @@ class Ranking:
             pass
 
     def ranked(
-        self, run: Run = map, scratch: Path | None = None
+        self, run: Run = map, scratch: Path | None = None, sent: bool = False
     ) -> Iterator[tuple[list[str], list[str]]]:
         """Rank the marked records again, a few files at a time in path order: for each
         group, once its lists are written, its files and those of them where some
@@ -486,7 +486,9 @@ class Ranking:
         process pool's map): the tables are written here alone. With `scratch`, a
         folder, and most records to rank, the tables are copied there first and `run`'s
         workers read each group from the copy themselves; else this process reads
-        the groups and sends them."""
+        the groups and sends them, packed where `sent` (`run` hands them to other
+        processes), else as they are (an incremental scan's few groups, ranked here:
+        packing and unpacking them was some 10 ms of the benchmark's)."""
         db = self._db
         if self._held is not None:
             yield from self._ranked_held()
@@ -501,9 +503,9 @@ class Ranking:
                 except (OSError, sqlite3.Error):
                     copy = None  # no room for a copy: the groups are read here
             groups, read = itertools.tee(self._groups())
+            pack = _pack if sent else _as_it_is
             jobs: Iterator[Job] = (
-                (copy, paths) if copy is not None else _pack(read_group(db, paths))
-                for paths in read
+                (copy, paths) if copy is not None else pack(read_group(db, paths)) for paths in read
             )
             for group, updates in zip(groups, run(rank_job, jobs), strict=True):
                 db.executemany("UPDATE rec SET related = ? WHERE id = ?", [u[:2] for u in updates])
@@ -601,7 +603,8 @@ class Group:
 
 
 Updates = list[tuple[str, str, str]]  # (list, id, path) of each record whose list changed
-Job = tuple[str, list[str]] | bytes  # a copy's path and a group's files, or a packed Group
+# a copy's path and a group's files, a packed Group (for another process), or a Group
+Job = tuple[str, list[str]] | bytes | Group
 Run = Callable[[Callable[[Job], Updates], Iterable[Job]], Iterable[Updates]]
 _copy_open: tuple[str, sqlite3.Connection] | None = None  # in a worker: the copy it reads
 
@@ -609,8 +612,10 @@ _copy_open: tuple[str, sqlite3.Connection] | None = None  # in a worker: the cop
 def rank_job(job: Job) -> Updates:
     """rank_group over a group as `ranked` sends it: pickled (a group on its way to a
     worker is held as bytes, a few times smaller than its objects), or named by its
-    files, for the worker to read from the tables' copy."""
+    files, for the worker to read from the tables' copy; as it is, ranked here."""
     global _copy_open
+    if isinstance(job, Group):
+        return rank_group(job)
     if isinstance(job, bytes):
         group = pickle.loads(job)
         assert isinstance(group, Group)
@@ -627,6 +632,10 @@ def rank_job(job: Job) -> Updates:
 
 def _pack(group: Group) -> bytes:
     return pickle.dumps(group, pickle.HIGHEST_PROTOCOL)
+
+
+def _as_it_is(group: Group) -> Group:
+    return group
 
 
 def rank_group(group: Group) -> Updates:

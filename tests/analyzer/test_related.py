@@ -174,6 +174,46 @@ def test_a_first_ranking_held_in_memory_equals_one_read_from_the_tables(
     assert any(held.values()) or sum(map(len, files.values())) < 2
 
 
+@settings(max_examples=30, deadline=None)
+@given(_FILES)
+def test_groups_ranked_here_go_as_they_are_and_those_sent_packed(
+    files: dict[str, list[tuple[object, ...]]],
+) -> None:
+    """Groups read from the tables go to `run` packed where it sends them to other
+    processes, else as they are (no pickling to unpickle in the same process): the
+    lists are the same."""
+
+    def lists(sent: bool) -> tuple[dict[str, dict[str, tuple[str, ...]]], set[type]]:
+        kinds: set[type] = set()
+
+        def run(work: Any, jobs: Any) -> Any:
+            for job in jobs:
+                kinds.add(type(job))
+                yield work(job)
+
+        kept = state.State.private()
+        try:
+            for path in sorted(files):
+                ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
+                added = [(i, list(f)) for i, f in zip(ids, files[path], strict=True)]
+                kept.ranking.add(path, added)
+            kept.ranking.settle()
+            for _ in kept.ranking.ranked(run, sent=sent):
+                pass
+            return {path: kept.ranking.lists(path) for path in sorted(files)}, kinds
+        finally:
+            kept.close()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(related, "_HELD", 0)
+        patch.setattr(related, "_GROUP", 3)
+        here, as_is = lists(sent=False)
+        sent, packed = lists(sent=True)
+    assert here == sent
+    assert as_is <= {related.Group} and packed <= {bytes}
+    assert bool(as_is) == bool(packed) == any(files.values())
+
+
 def test_a_first_ranking_makes_its_keys_once_and_writes_none(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
