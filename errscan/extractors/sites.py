@@ -465,6 +465,7 @@ class _SiteReader:
             _annotation_raised(built, frame)
             or _class_set(built, node, frame)
             or _narrowed(built, frame)
+            or _own_instance(built, frame)
         )
         if annotation is not None:  # `raise error` of `error: BuildError`
             thrown = exception.Raised(unparse(annotation), None, (), no_message=False)
@@ -973,6 +974,32 @@ def _class_set(raised: ast.expr | None, node: ast.Raise, frame: _Frame) -> ast.e
         ):
             found = None
     return found
+
+
+def _own_instance(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
+    """`raise self` in a method of a class (tenacity's `RetryError.reraise`): the class,
+    as the name it is defined by (an instance of a subclass is one of it too); None in a
+    static or class method, a function nested in the method, a class inside a
+    function, or where the method binds `self` anew."""
+    function = frame.function
+    if (
+        not isinstance(raised, ast.Name)
+        or raised.id != "self"
+        or function is None
+        or frame.cls is None
+        or "<locals>" in frame.cls
+        or scope.qualname(frame.scope) != f"{frame.cls}.{function.name}"
+    ):
+        return None
+    decorators = {unparse(d) for d in function.decorator_list}
+    if decorators & {"staticmethod", "classmethod"}:
+        return None
+    params = [*function.args.posonlyargs, *function.args.args]
+    if not params or params[0].arg != "self":
+        return None
+    if any("self" in _bound_names(node) for node in scope.own_nodes(frame.body)):
+        return None
+    return ast.parse(frame.cls, mode="eval").body
 
 
 def _name_defaults(

@@ -296,6 +296,57 @@ def test_raise_of_an_object_whose_class_was_set_raises_that_class() -> None:
     ]
 
 
+def test_raise_of_self_in_a_method_raises_the_class_of_the_method() -> None:
+    """tenacity's `RetryError.reraise`: `raise self` is an instance of the class (or of
+    a subclass); not where `self` may be something else."""
+    found = records(
+        """
+        class RetryError(Exception):
+            def reraise(self):
+                raise self
+
+            class Inner(Exception):
+                async def again(self, *rest):
+                    raise self
+
+            @staticmethod
+            def static(self):
+                raise self
+
+            @classmethod
+            def made(self):
+                raise self
+
+            def nested(self):
+                def inner():
+                    raise self
+                inner()
+
+            def rebound(self, other):
+                self = other
+                raise self
+
+        def function(self):
+            raise self
+
+        def factory():
+            class Local(Exception):
+                def again(self):
+                    raise self
+        """
+    )
+    assert [(r.line, r.exception) for r in found] == [
+        (4, "RetryError"),
+        (8, "RetryError.Inner"),
+        (12, "self"),
+        (16, "self"),
+        (20, "self"),
+        (25, "self"),
+        (28, "self"),
+        (33, "self"),
+    ]
+
+
 def test_raise_of_a_parameter_annotated_with_a_class_raises_that_class() -> None:
     found = records(
         """
