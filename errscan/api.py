@@ -145,27 +145,34 @@ def _tune_allocator() -> None:
     # 1.7 s cold scan); cycles are still collected, a hundred times less often.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
-    if not on_glibc():
-        return
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        import ctypes
-
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_MMAP_THRESHOLD, 1024 * 1024)
-        libc.mallopt(_M_TRIM_THRESHOLD, 64 * 1024 * 1024)
-        libc.mallopt(_M_ARENA_MAX, 1)
+    with _glibc() as libc:
+        if libc is not None:
+            libc.mallopt(_M_MMAP_THRESHOLD, 1024 * 1024)
+            libc.mallopt(_M_TRIM_THRESHOLD, 64 * 1024 * 1024)
+            libc.mallopt(_M_ARENA_MAX, 1)
 
 
 def _trim_heap() -> None:
     """Give the C heap's free pages back to the system (glibc's malloc_trim) before
     workers fork: the tuned allocator keeps up to 64 MB of them (_M_TRIM_THRESHOLD),
     which each forked worker would count as its own (some milliseconds)."""
-    if not on_glibc():
-        return
-    with contextlib.suppress(OSError, AttributeError):
+    with _glibc() as libc:
+        if libc is not None:
+            libc.malloc_trim(0)
+
+
+@contextlib.contextmanager
+def _glibc() -> Iterator[Any]:
+    """This process's glibc, through ctypes, or None where its C library is another;
+    what calling it raises (no such function) is suppressed: tuning only."""
+    libc = None
+    if on_glibc():
         import ctypes
 
-        ctypes.CDLL(None).malloc_trim(0)
+        with contextlib.suppress(OSError):
+            libc = ctypes.CDLL(None)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        yield libc
 
 
 def on_glibc() -> bool:

@@ -129,15 +129,22 @@ _FILES = st.dictionaries(
 )
 
 
+def _added(files: dict[str, list[tuple[object, ...]]]) -> state.State:
+    """A private state whose ranking has each file's records added, in path order, each
+    record's id its path and place (`a.py:0`)."""
+    kept = state.State.private()
+    for path in sorted(files):
+        ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
+        kept.ranking.add(path, [(i, list(f)) for i, f in zip(ids, files[path], strict=True)])
+    return kept
+
+
 def _lists(
     files: dict[str, list[tuple[object, ...]]], ranker: bool = False
 ) -> dict[str, dict[str, tuple[str, ...]]]:
     """`ranker`: ranked as the pool's workers rank a first scan (Ranking.held_ranker)."""
-    kept = state.State.private()
+    kept = _added(files)
     try:
-        for path in sorted(files):
-            ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
-            kept.ranking.add(path, [(i, list(f)) for i, f in zip(ids, files[path], strict=True)])
         if ranker:
             held = kept.ranking.held_ranker()
             kept.ranking.settle()
@@ -191,12 +198,8 @@ def test_groups_ranked_here_go_as_they_are_and_those_sent_packed(
                 kinds.add(type(job))
                 yield work(job)
 
-        kept = state.State.private()
+        kept = _added(files)
         try:
-            for path in sorted(files):
-                ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
-                added = [(i, list(f)) for i, f in zip(ids, files[path], strict=True)]
-                kept.ranking.add(path, added)
             kept.ranking.settle()
             for _ in kept.ranking.ranked(run, sent=sent):
                 pass
@@ -292,11 +295,7 @@ def test_keys_a_first_ranking_left_out_are_made_as_it_would_have(
     def first(held: int) -> state.State:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(related, "_HELD", held)
-            kept = state.State.private()
-            for path in sorted(files):
-                ids = [f"{path}:{seq}" for seq in range(len(files[path]))]
-                added = [(i, list(f)) for i, f in zip(ids, files[path], strict=True)]
-                kept.ranking.add(path, added)
+            kept = _added(files)
             kept.ranking.settle()
             kept.ranking.rank()
             return kept
