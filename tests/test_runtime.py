@@ -161,6 +161,8 @@ def test_templates_match_runtime_messages(
         "case_class_with_a_standard_base_whose_str_is_its_repr",
         "case_exception_of_an_exc_info_triple", "case_name_an_if_checks_the_class_of",
         "case_init_passing_on_only_the_arguments_after_its_own",
+        "case_base_str_formatting_the_arguments_passed_on_as_they_came",
+        "case_init_passing_several_arguments_to_a_str_not_read",
     ]  # fmt: skip
 
 

@@ -692,10 +692,22 @@ def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
         return init
     passed = _passed_into(init, base)
     if passed is None:
+        if _several_to_unread_str(init, base):
+            unknown = (MessagePart(expr=UNKNOWN_STR),)
+            return dataclasses.replace(init, init_parts=unknown, init_candidates=())
         return init
     return dataclasses.replace(
         passed, from_str=True, super_args=(), plain_args=False, constants=(), caller_set=()
     )
+
+
+def _several_to_unread_str(init: ClassInfo, base: ClassInfo) -> bool:
+    """Whether `init` passes several positional arguments on towards a __str__ errscan
+    cannot read (glom's TypeMatchError passes three to GlomError's, which formats them):
+    its own template is then not the text, as a call of several arguments is not where
+    such a __str__ is met at a site (_str_may_read_more)."""
+    unread = bool(base.init_parts) and all(p.expr == UNKNOWN_STR for p in base.init_parts)
+    return unread and sum(1 for keyword, _ in init.super_args if keyword is None) > 1
 
 
 def _passed_into(cls: ClassInfo, base: ClassInfo) -> ClassInfo | None:

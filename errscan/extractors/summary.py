@@ -824,6 +824,12 @@ def _init_template(
         if not passed:
             by_keyword = True
             continue
+        if _passes_on_as_called(init, passed, call):
+            # case: __init__(self, fmt, *args): super().__init__(fmt, *args): the base gets
+            # the call's own arguments, however many (glom's MatchError): no text of this
+            # __init__'s, as for a class with none (str() of one argument is its text, of
+            # several their tuple, and a base's __str__ decides over both)
+            return None, (), ()
         argument = passed[0]
         # case: self.message = message; super().__init__(self.message)
         if (
@@ -1389,6 +1395,25 @@ def _super_inits(nodes: Iterable[ast.AST]) -> Iterator[tuple[ast.Call, list[ast.
     for node in nodes:
         if isinstance(node, ast.Call) and _is_super_init(node):
             yield node, node.args[1:] if _explicit_base(node) else node.args
+
+
+def _passes_on_as_called(init: ast.FunctionDef, passed: list[ast.expr], call: ast.Call) -> bool:
+    """Whether a super().__init__ call (`passed`: its positional arguments) passes on
+    the positional arguments __init__ was called with and nothing else: each positional
+    parameter by name in its place, then `*args` of __init__'s own `*args`, no keyword."""
+    vararg = init.args.vararg
+    params = _positional(init)
+    if vararg is None or call.keywords or len(passed) != len(params) + 1:
+        return False
+    starred = passed[-1]
+    return (
+        isinstance(starred, ast.Starred)
+        and isinstance(starred.value, ast.Name)
+        and starred.value.id == vararg.arg
+        and all(
+            isinstance(a, ast.Name) and a.id == p for a, p in zip(passed[:-1], params, strict=True)
+        )
+    )
 
 
 def _super_args(

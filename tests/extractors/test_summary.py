@@ -859,3 +859,73 @@ def test_a_partial_summary_reads_a_classmethod_making_its_exception_class() -> N
         ("DeserializationError.WithData", ("exc", "pk"), ((None, "'%s: pk=%s' % (exc, pk)"),)),
     )
     assert partial.partial  # Model's details and its factory's call are deferred
+
+
+def test_an_init_passing_on_the_arguments_it_was_called_with_keeps_their_str() -> None:
+    found = _messages(
+        """
+        class AsCalled(Exception):
+            def __init__(self, fmt, *args):
+                super().__init__(fmt, *args)
+
+        class Explicit(Exception):
+            def __init__(self, fmt, *args):
+                Exception.__init__(self, fmt, *args)
+
+        class Other(Exception):
+            extra = ()
+
+            def __init__(self, fmt, *args):
+                super().__init__(fmt, *self.extra)
+
+        def one():
+            raise AsCalled("alone")
+
+        def two(target):
+            raise AsCalled("{0!r} not truthy", target)
+
+        def three(target):
+            raise Explicit("{0!r} not truthy", target)
+
+        def four(target):
+            raise Other("{0!r} not truthy", target)
+        """
+    )
+    assert found[17][0] == "alone"
+    # several arguments: BaseException's str() is their tuple, not the first
+    assert found[20][0] == "('{0!r} not truthy', {target!r})"
+    assert found[23][0] == "('{0!r} not truthy', {target!r})"
+    # `*self.extra` is not what the call gave: the first argument's text, as before
+    assert found[26][0] == "{0!r} not truthy"
+
+
+def test_several_arguments_passed_on_to_a_str_errscan_cannot_read_leave_it_unresolved() -> None:
+    found = _messages(
+        """
+        class Traced(Exception):
+            def __str__(self):
+                try:
+                    message = self.get_message
+                except AttributeError:
+                    message = super().__str__
+                return message()
+
+        class TypeMismatch(Traced):
+            def __init__(self, actual, expected):
+                super().__init__("expected {0.__name__}, not {1.__name__}", expected, actual)
+
+        class Wrapped(Traced):
+            def __init__(self, text, code):
+                super().__init__(f"failed: {text}")
+                self.code = code
+
+        def a(value):
+            raise TypeMismatch(type(value), dict)
+
+        def b(value):
+            raise Wrapped(value, 3)
+        """
+    )
+    assert found[20][0] is None
+    # one argument on to that __str__: the text the class makes, as a site's own argument
+    assert found[23][0] == "failed: {value}"
