@@ -266,7 +266,7 @@ PROJECTS = {
             root="",
         ),
         Project("tenacity", "9.2.1", "tenacity", ("tornado", "typeguard"), _NO_ADDOPTS, root=""),
-        # added after 96f2ffb, measured before anything was changed for it
+        # added after 96f2ffb, measured before anything was changed for them
         Project(
             "glom",
             "25.12.0",
@@ -274,6 +274,32 @@ PROJECTS = {
             ("face", "boltons", "attrs", "pyyaml", "tomli"),
             _NO_ADDOPTS,
             tests="glom/test",
+            root="",
+        ),
+        Project(
+            "python_box",
+            "8.0.0",
+            "box",
+            ("ruamel.yaml", "tomli_w", "msgpack", "pyyaml"),
+            _NO_ADDOPTS,
+            tests="test",
+            root="",
+        ),
+        Project("astroid", "4.4.0", "astroid", ("typing_extensions",), _NO_ADDOPTS, root=""),
+        Project(
+            "pint",
+            "0.25.3",
+            "pint",
+            (
+                "platformdirs",
+                "typing_extensions",
+                "flexcache",
+                "flexparser",
+                "pytest-subtests",
+                "pytest-benchmark",
+            ),
+            _NO_ADDOPTS,
+            tests="pint/testsuite",
             root="",
         ),
     ]

@@ -116,6 +116,19 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     return _distinct(found)
 
 
+def local_values(name: str, src: Source, lookup: Lookup) -> list[Template]:
+    """Each text local `name` may hold where `lookup` reads it, in source order, the
+    empty one too: as a part of a larger text (`dim = f" ({d})"` under a condition, `""`
+    else), a path of its own, which `templates` of the name alone leaves out; [] where
+    one is not read."""
+    chains = lookup.local(name)
+    if not chains:
+        return []
+    reader = _Reader(src, lookup)
+    found = [reader.finish(reader.chain(chain), "variable") for chain in _branches(chains)]
+    return _distinct(found) if all(found) else []
+
+
 # message_source of a text the code gives where its user sets none
 DEFAULT = "default"
 

@@ -928,14 +928,21 @@ def _str_template(
         assert value is not None
         original = value
         value = _uncast(mapped.visit(copy.deepcopy(value)))
-        if isinstance(value, ast.Name) and (value.id in params or value.id == CLASS_NAME):
-            found.append((MessagePart(expr=value.id),))  # `return self.message`
+        # `return self.message`, not a local of __str__ of a parameter's name (pint's
+        # `msg = f"Cannot define ... {self.msg}"; return msg`)
+        local = isinstance(_uncast(original), ast.Name)
+        if (
+            isinstance(value, ast.Name)
+            and not local
+            and (value.id in params or value.id == CLASS_NAME)
+        ):
+            found.append((MessagePart(expr=value.id),))
             continue
         # its locals read where they are plain (pyparsing's `found_phrase = f", found
         # {self.found}" if self.found else ""`): a path each
         lookup = _InitLookup(owner.body, stmt)  # its locals as they reach the return
         read = [
-            parts
+            mapped.parts(parts)
             for t in message.templates(value, src, lookup)
             for parts in _locals_in(t.parts, src, lookup)
         ]
@@ -1000,7 +1007,7 @@ def _locals_in(
             sides = [message.templates(side, src, lookup) for side in (first.body, first.orelse)]
             values = [t for side in sides for t in side] if all(sides) else None
         elif chains:
-            values = message.templates(ast.Name(id=part.expr or "", ctx=ast.Load()), src, lookup)
+            values = message.local_values(part.expr or "", src, lookup)
         if not values or not all(_plain_reads(value.parts) for value in values):
             out = [[*path, part] for path in out]  # `marker = " " * self.span[0] + ...`
             continue
@@ -1513,6 +1520,22 @@ class _Self(ast.NodeTransformer):
         self.constants = constants
         self.guarded = guarded
         self.super_str = super_str
+
+    def parts(self, parts: tuple[MessagePart, ...]) -> tuple[MessagePart, ...]:
+        """`parts` with each placeholder of a plain `self.X` as visit_Attribute reads it:
+        those of a local's value, which the return's visit does not reach."""
+        out = []
+        for part in parts:
+            expr = part.expr
+            if expr is not None and expr.startswith("self.") and expr[5:].isidentifier():
+                name = ast.Name(id="self", ctx=ast.Load())
+                read = self.visit_Attribute(
+                    ast.Attribute(value=name, attr=expr[5:], ctx=ast.Load())
+                )
+                if isinstance(read, ast.Name):
+                    part = part._replace(expr=read.id)
+            out.append(part)
+        return tuple(out)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if _is_first_argument(node) and "args[0]" in self.attributes:
