@@ -302,6 +302,30 @@ PROJECTS = {
             tests="pint/testsuite",
             root="",
         ),
+        # added after e4d8e43, measured before anything was changed for them
+        Project("h2", "4.4.1", "h2", ("hpack", "hyperframe", "hypothesis"), _NO_ADDOPTS),
+        Project("toml", "0.10.2", "toml", (), _NO_ADDOPTS, root=""),
+        Project("wsproto", "1.3.2", "wsproto", ("h11",), _NO_ADDOPTS),
+        Project(
+            "num2words", "0.5.14", "num2words", ("docopt", "delegator.py"), _NO_ADDOPTS, root=""
+        ),
+        Project(
+            "lark",
+            "1.3.1",
+            "lark",
+            ("regex", "interegular", "atomicwrites", "js2py"),
+            _NO_ADDOPTS,
+            root="",
+        ),
+        Project("elementpath", "5.1.4", "elementpath", ("lxml", "xmlschema"), _NO_ADDOPTS, root=""),
+        Project(
+            "xmlschema",
+            "4.3.2",
+            "xmlschema",
+            ("elementpath", "lxml", "jinja2"),
+            _NO_ADDOPTS,
+            root="",
+        ),
     ]
 }
 

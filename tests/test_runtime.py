@@ -163,6 +163,7 @@ def test_templates_match_runtime_messages(
         "case_init_passing_on_only_the_arguments_after_its_own",
         "case_base_str_formatting_the_arguments_passed_on_as_they_came",
         "case_init_passing_several_arguments_to_a_str_not_read",
+        "case_factory_called_without_arguments_giving_a_text_of_its_own",
     ]  # fmt: skip
 
 

@@ -210,7 +210,10 @@ def link(
     return records
 
 
-_KEY = re.compile(r"[a-z][a-z0-9_]*")
+# what a factory errscan cannot read is handed as a key or code rather than a text: a
+# lowercase identifier (`make_error("invalid")`), or an uppercase one holding a digit or an
+# underscore (elementpath's `self.error("XPTY0004")`, `NOT_FOUND`)
+_KEY = re.compile(r"[a-z][a-z0-9_]*|[A-Z][A-Z0-9_]*[0-9_][A-Z0-9_]*")
 
 
 def _with_constants(
@@ -273,7 +276,8 @@ def _factory_message(
     if ref is None or site.kind != "raise":
         return None
     if not by_method and (
-        site.message_source not in ("factory", "unresolved")
+        # "none": `raise self.wrong_syntax()`, no argument, the factory's texts its own
+        site.message_source not in ("factory", "unresolved", "none")
         or looks_like_class_name(ref.rsplit(".", 1)[-1])
     ):
         return None

@@ -929,3 +929,48 @@ def test_several_arguments_passed_on_to_a_str_errscan_cannot_read_leave_it_unres
     assert found[20][0] is None
     # one argument on to that __str__: the text the class makes, as a site's own argument
     assert found[23][0] == "failed: {value}"
+
+
+def test_a_factory_errscan_cannot_read_handed_a_code_leaves_the_text_unresolved() -> None:
+    found = _messages(
+        """
+        def evaluate_name(self):  # elementpath's: a function a class is given at run time
+            raise self.error("XPTY0004")
+
+        def evaluate_key(self):
+            raise self.error("NOT_FOUND")
+
+        def evaluate_text(self):
+            raise self.error("Type is not appropriate")
+        """
+    )
+    # an uppercase identifier holding a digit or an underscore is a code, not the text
+    assert found[3][0] is None and found[6][0] is None
+    # a text, as the site reads it (a factory outside the repository may pass it on)
+    assert found[9][0] == "Type is not appropriate"
+
+
+def test_a_factory_called_without_arguments_gives_its_own_text() -> None:
+    code = """
+        class Token:
+            def __init__(self, symbol):
+                self.symbol = symbol
+
+            def wrong_syntax(self, message=None):
+                if message:
+                    return SyntaxError(message)
+                return SyntaxError(f"unexpected {self.symbol!r}")
+
+            def end(self):
+                return SyntaxError("unexpected end of source")
+
+            def nud(self):
+                raise self.wrong_syntax()
+
+            def led(self):
+                raise self.end()
+        """
+    found = {r.line: r for r in errscan.extract_source(textwrap.dedent(code))}
+    # not a call without a text ("none"): the factory's texts, which differ here
+    assert (found[15].message, found[15].message_source) == (None, "unresolved")
+    assert (found[18].message, found[18].message_source) == ("unexpected end of source", "factory")
