@@ -326,6 +326,19 @@ PROJECTS = {
             _NO_ADDOPTS,
             root="",
         ),
+        # added after 81f18eb, measured before anything was changed for them
+        Project("semantic_version", "2.10.0", "semantic_version", (), _NO_ADDOPTS, root=""),
+        Project(
+            "transitions", "0.9.3", "transitions", ("six", "pytest-mock"), _NO_ADDOPTS, root=""
+        ),
+        Project(
+            "bitstring",
+            "5.0.0",
+            "bitstring",
+            ("bitarray", "hypothesis", "gfloat", "tibs"),
+            _NO_ADDOPTS,
+            root="",
+        ),
     ]
 }
 

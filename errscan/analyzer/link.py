@@ -287,7 +287,9 @@ def _factory_message(
         # a factory errscan cannot read: a lone identifier-like literal is a key
         # (`make_error("invalid")`), not the text
         text = site.message if site.message_source == "factory" else None
-        if text is not None and _KEY.fullmatch(text) and site.message_parts[0].text == text:
+        if text is not None and (
+            (_KEY.fullmatch(text) and site.message_parts[0].text == text) or _read_after_first(site)
+        ):
             return unknown, "factory"
         return None
     _, _, made_as, params, built = found
@@ -319,6 +321,14 @@ def _factory_message(
     if len(made) != len(paths) or not made:
         return unknown, "factory"  # nothing but placeholders matches any text: no template
     return made, DEFAULT if configurable else "factory"
+
+
+def _read_after_first(site: Site) -> bool:
+    """Whether the site read its text from a positional argument after the first, which a
+    factory errscan cannot read is not known to make its text of (bitstring's
+    `_misplaced_prefix_error(s, "0b", "0101", e)`)."""
+    positional = [text for keyword, text in site.call_args if keyword is None]
+    return len(positional) > 1 and bool(site.args) and site.args[0] == positional[0]
 
 
 def _cls_constants(parts: tuple[MessagePart, ...], info: ExceptionInfo) -> tuple[MessagePart, ...]:

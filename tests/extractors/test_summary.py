@@ -974,3 +974,22 @@ def test_a_factory_called_without_arguments_gives_its_own_text() -> None:
     # not a call without a text ("none"): the factory's texts, which differ here
     assert (found[15].message, found[15].message_source) == (None, "unresolved")
     assert (found[18].message, found[18].message_source) == ("unexpected end of source", "factory")
+
+
+def test_a_factory_errscan_cannot_read_is_not_known_to_make_its_text_of_a_later_argument() -> None:
+    found = _messages(
+        """
+        def misplaced(s, prefix, example, e):  # bitstring's: returns e, or a new error
+            if prefix not in s:
+                return e
+            return ValueError(f"A {prefix!r} prefix can only come at the start of {s!r}")
+
+        def from_bin(s, e):
+            raise misplaced(s, "0b", "0101", e)
+
+        def from_text(s, e):
+            raise misplaced("cannot convert", s, "0101", e)
+        """
+    )
+    assert found[8][0] is None  # "0b" is an argument, not the text
+    assert found[11][0] == "cannot convert"  # the first argument, as the site reads it
