@@ -127,6 +127,11 @@ def test_templates_match_runtime_messages(
             names = {cls.__name__ for cls in type(exc).__mro__}
             qualname = record.exception_qualname or ""
             assert qualname.rsplit(".", 1)[-1] in names, (case.__name__, qualname)
+        if record.message_source == "none":  # no text, it says: the empty one
+            per_form[("none", "match" if text == "" else "MISMATCH")] += 1
+            if text != "":
+                failures.append(f"{case.__name__}: no text vs {text!r}")
+            continue
         if record.message is None:
             unresolved.append(case.__name__)
             per_form[(record.message_source, "unresolved")] += 1

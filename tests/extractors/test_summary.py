@@ -899,38 +899,6 @@ def test_an_init_passing_on_the_arguments_it_was_called_with_keeps_their_str() -
     assert found[26][0] == "{0!r} not truthy"
 
 
-def test_several_arguments_passed_on_to_a_str_errscan_cannot_read_leave_it_unresolved() -> None:
-    found = _messages(
-        """
-        class Traced(Exception):
-            def __str__(self):
-                try:
-                    message = self.get_message
-                except AttributeError:
-                    message = super().__str__
-                return message()
-
-        class TypeMismatch(Traced):
-            def __init__(self, actual, expected):
-                super().__init__("expected {0.__name__}, not {1.__name__}", expected, actual)
-
-        class Wrapped(Traced):
-            def __init__(self, text, code):
-                super().__init__(f"failed: {text}")
-                self.code = code
-
-        def a(value):
-            raise TypeMismatch(type(value), dict)
-
-        def b(value):
-            raise Wrapped(value, 3)
-        """
-    )
-    assert found[20][0] is None
-    # one argument on to that __str__: the text the class makes, as a site's own argument
-    assert found[23][0] == "failed: {value}"
-
-
 def test_a_factory_errscan_cannot_read_handed_a_code_leaves_the_text_unresolved() -> None:
     found = _messages(
         """
@@ -951,29 +919,19 @@ def test_a_factory_errscan_cannot_read_handed_a_code_leaves_the_text_unresolved(
 
 
 def test_a_factory_called_without_arguments_gives_its_own_text() -> None:
-    code = """
-        class Token:
-            def __init__(self, symbol):
-                self.symbol = symbol
-
-            def wrong_syntax(self, message=None):
-                if message:
-                    return SyntaxError(message)
-                return SyntaxError(f"unexpected {self.symbol!r}")
-
-            def end(self):
-                return SyntaxError("unexpected end of source")
-
-            def nud(self):
-                raise self.wrong_syntax()
-
-            def led(self):
-                raise self.end()
+    found = _messages(
         """
-    found = {r.line: r for r in errscan.extract_source(textwrap.dedent(code))}
-    # not a call without a text ("none"): the factory's texts, which differ here
-    assert (found[15].message, found[15].message_source) == (None, "unresolved")
-    assert (found[18].message, found[18].message_source) == ("unexpected end of source", "factory")
+        def end_of_source():
+            return SyntaxError("unexpected end of source")
+
+        def parse(text):
+            if not text:
+                raise end_of_source()
+        """
+    )
+    # not a call without a text: the factory's (the fixture's case_factory_called_without_
+    # arguments_giving_a_text_of_its_own has one of several texts)
+    assert found[7][0] == "unexpected end of source"
 
 
 def test_a_factory_errscan_cannot_read_is_not_known_to_make_its_text_of_a_later_argument() -> None:
