@@ -284,8 +284,8 @@ def _factory_message(
     unknown: list[tuple[MessagePart, ...]] = [(MessagePart(expr=UNKNOWN_STR),)]
     found = index.factory_at(site.file, ref, site.function)
     if found is None:
-        # a factory errscan cannot read: a lone identifier-like literal is a key
-        # (`make_error("invalid")`), not the text
+        # a factory errscan cannot read: a lone identifier-like literal is a key or a
+        # code (`make_error("invalid")`), not the text, nor is an argument after the first
         text = site.message if site.message_source == "factory" else None
         if text is not None and (
             (_KEY.fullmatch(text) and site.message_parts[0].text == text) or _read_after_first(site)
@@ -718,8 +718,8 @@ def _through_str(init: ClassInfo, base: ClassInfo | None) -> ClassInfo:
 def _several_to_unread_str(init: ClassInfo, base: ClassInfo) -> bool:
     """Whether `init` passes several positional arguments on towards a __str__ errscan
     cannot read (glom's TypeMatchError passes three to GlomError's, which formats them):
-    its own template is then not the text, as a call of several arguments is not where
-    such a __str__ is met at a site (_str_may_read_more)."""
+    its own template is then not the text, which is unresolved, as it is where a site
+    passes several to such a __str__ (_str_may_read_more)."""
     unread = bool(base.init_parts) and all(p.expr == UNKNOWN_STR for p in base.init_parts)
     return unread and sum(1 for keyword, _ in init.super_args if keyword is None) > 1
 
