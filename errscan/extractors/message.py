@@ -91,11 +91,8 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     if isinstance(node, ast.Name):
         chains = reader.lookup.local(node.id)
         if chains:
-            paths = _branches(chains)
-            found = [reader.finish(reader.chain(chain), "variable") for chain in paths]
-            if not all(found):
-                return []  # one unknown path: no guess
-            return _general(_distinct(found), node.id)
+            values = local_values(chains, src, reader.lookup)
+            return _general(values, node.id) if values else []  # one unknown path: no guess
     # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
     if isinstance(node, (ast.Name, ast.Attribute)):
         constant = reader.lookup.constant(node)
@@ -116,14 +113,11 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     return _distinct(found)
 
 
-def local_values(name: str, src: Source, lookup: Lookup) -> list[Template]:
-    """Each text local `name` may hold where `lookup` reads it, in source order, the
-    empty one too: as a part of a larger text (`dim = f" ({d})"` under a condition, `""`
-    else), a path of its own, which `templates` of the name alone leaves out; [] where
-    one is not read."""
-    chains = lookup.local(name)
-    if not chains:
-        return []
+def local_values(chains: list[Chain], src: Source, lookup: Lookup) -> list[Template]:
+    """Each text a local may hold, its value `chains` as `lookup.local` gives them, in
+    source order, the empty one too: as a part of a larger text (`dim = f" ({d})"` under
+    a condition, `""` else), a path of its own, which `templates` of the name alone leaves
+    out (_general); [] where one is not read."""
     reader = _Reader(src, lookup)
     found = [reader.finish(reader.chain(chain), "variable") for chain in _branches(chains)]
     return _distinct(found) if all(found) else []

@@ -1007,7 +1007,7 @@ def _locals_in(
             sides = [message.templates(side, src, lookup) for side in (first.body, first.orelse)]
             values = [t for side in sides for t in side] if all(sides) else None
         elif chains:
-            values = message.local_values(part.expr or "", src, lookup)
+            values = message.local_values(chains, src, lookup)
         if not values or not all(_plain_reads(value.parts) for value in values):
             out = [[*path, part] for path in out]  # `marker = " " * self.span[0] + ...`
             continue
