@@ -204,8 +204,12 @@ class ClassInfo:
     # is None: message = f"{name} not found"`), with that value's template in terms of
     # the parameters: a part OR_DEFAULT + name stands for the argument, else for this
     init_defaults: tuple[tuple[str, tuple[MessagePart, ...]], ...] = ()
+    # the base __init__ calls by name, where it is not the first of `bases` (configobj's
+    # `ValidateError.__init__(self, text)` in a subclass of VdtValueError): the classes
+    # between, whose __init__s never run, compose nothing (as written: `ValidateError`)
+    init_of: str | None = None
     # what __init__ and __str__ make (init_params, init_parts, init_candidates, from_str,
-    # super_args, plain_args, caller_set, init_defaults) was not read (summarize's
+    # super_args, plain_args, caller_set, init_defaults, init_of) was not read (summarize's
     # `partial`: a class not on the line of one named as an exception in its file):
     # those fields hold their defaults, and a reader needing them summarizes the file whole
     deferred: bool = False

@@ -169,6 +169,9 @@ def test_templates_match_runtime_messages(
         "case_base_str_formatting_the_arguments_passed_on_as_they_came",
         "case_init_passing_several_arguments_to_a_str_not_read",
         "case_factory_called_without_arguments_giving_a_text_of_its_own",
+        "case_str_not_read_reading_a_private_attribute_the_call_sets",
+        "case_str_not_read_given_keywords_by_a_mapping",
+        "case_str_not_read_reading_what_an_init_not_read_sets",
     ]  # fmt: skip
 
 

@@ -406,7 +406,7 @@ def _class_info(row: list[Any]) -> ClassInfo:
         constants = tuple((str(n), str(v)) for n, v in constants)
         return ClassInfo(q, tuple(b), d, constants=constants, deferred=True)
     (q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set,
-     defaults) = row  # fmt: skip
+     defaults, init_of) = row  # fmt: skip
     return ClassInfo(
         q,
         tuple(b),
@@ -420,6 +420,7 @@ def _class_info(row: list[Any]) -> ClassInfo:
         tuple((str(n), str(v)) for n, v in constants),
         tuple(map(str, caller_set)),
         tuple((str(name), _parts(value)) for name, value in defaults),
+        None if init_of is None else str(init_of),
     )
 
 
@@ -440,6 +441,7 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             [list(pair) for pair in c.constants],
             list(c.caller_set),
             [[name, _part_rows(value)] for name, value in c.init_defaults],
+            c.init_of,
         ]
         for c in summary.classes
     ]

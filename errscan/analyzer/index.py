@@ -261,6 +261,9 @@ class ExceptionInfo:
     # the text the topmost __init__ composes goes, alone, to KeyError's __init__, and no
     # __str__ is on the way: str() is its repr (tomlkit's NonExistentKey(KeyError, ...))
     key_quoted: bool = False
+    # an __init__ below `init` that errscan could not read passes on what the call gave,
+    # made into something else (pathvalidate's `super().__init__(args, **kwargs)`)
+    init_fed_unread: bool = False
 
 
 @frozen
@@ -837,6 +840,7 @@ class Index:
         chained = True  # so far, every class above init read: no __str__, no unread __init__
         unread = False  # an __init__ below the one found, which errscan could not read
         visited: list[ClassInfo] = []  # the repository classes on the primary line
+        names: list[str] = []  # their qualnames
         while current is not None and current not in seen and len(bases) < _MAX_HOPS:
             seen.add(current)
             cls = self._detailed(current)
@@ -844,6 +848,7 @@ class Index:
                 bases.extend(_builtin_ancestors(current) or stdlib.ancestors(current))
                 break
             visited.append(cls)
+            names.append(current)
             single = single and len(cls.bases) == 1
             parent = self._primary_base(current, cls)
             if parent is None:
@@ -860,11 +865,14 @@ class Index:
         if not single:
             resolution = self._mro_classes(qualname)
             if resolution is not None:
-                order, stop = resolution
+                order, stop, names = resolution
+        skipped = {id(c) for c in self._init_skipped(order, names)}
         for cls in order:
-            unread = unread or (init is None and cls.init_params is None and bool(cls.super_args))
             for name, value in cls.constants:
                 constants.setdefault(name, value)  # the nearest class's, as Python finds it
+            if id(cls) in skipped:  # its __init__ never runs: a base's is called by name
+                continue
+            unread = unread or (init is None and cls.init_params is None and bool(cls.super_args))
             if (
                 init is not None
                 and composer is None
@@ -937,22 +945,41 @@ class Index:
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
             init is None and unread, args_str, found, caller_set, builtin_base, key_quoted,
+            init is not None and unread,
         )  # fmt: skip
 
-    def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None] | None:
+    def _init_skipped(self, order: list[ClassInfo], names: list[str]) -> list[ClassInfo]:
+        """The classes of `order` whose __init__ never runs, where one below calls a
+        base's by name past them (`ValidateError.__init__(self, text)` in a subclass of
+        VdtValueError): those up to the base named, or all above where it is not a class
+        of the order (Exception's); none where that holds a __str__, which still decides."""
+        for number, cls in enumerate(order):
+            if cls.init_of is None:
+                continue
+            path = self._file_of_class(names[number])
+            target = (self.resolve(path, cls.init_of) if path else None) or cls.init_of
+            above = names[number + 1 :]
+            cut = above.index(target) if target in above else len(above)
+            between = order[number + 1 : number + 1 + cut]
+            if any(c.from_str or c.deferred for c in between):
+                return []
+            return between + self._init_skipped(order[number + 1 + cut :], above[cut:])
+        return []
+
+    def _mro_classes(self, qualname: str) -> tuple[list[ClassInfo], str | None, list[str]] | None:
         """The repository classes of `qualname`'s method resolution order (C3, as Python
-        makes it) up to the first class that is not one, and that class (None where
-        there is none); None where no order can be made."""
+        makes it) up to the first class that is not one, that class (None where there is
+        none), and the qualnames of the classes; None where no order can be made."""
         found = self._mro(qualname, 0)
         if found is None:
             return None
         out: list[ClassInfo] = []
-        for name in found:
+        for number, name in enumerate(found):
             cls = self._detailed(name)
             if cls is None:
-                return out, name
+                return out, name, found[:number]
             out.append(cls)
-        return out, None
+        return out, None, found
 
     def _mro(self, qualname: str, depth: int) -> list[str] | None:
         cls = self.class_info(qualname)

@@ -175,6 +175,8 @@ def link(
             elif composed is None and stdlib.composes_text(info.qualname):
                 composed = (MessagePart(expr=UNKNOWN_STR),)  # not the first argument, then
             source = site.message_source
+        if source == "none" and composed and any(part.text or part.expr for part in composed):
+            source = "init"  # no text given, one made by the class (SyntaxError(): "None")
         if composed is not None and site.message_source == DEFAULT and source == "init":
             source = DEFAULT  # `self.msg or "..."` composed by the class: still a default
         if composed is not None:
@@ -496,8 +498,15 @@ def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool
         return False
     if sum(1 for keyword, _ in site.call_args if keyword is None) > 1:
         return True  # several arguments: the first is not all of the text (pip's "--user")
-    given = {keyword for keyword, _ in site.call_args if keyword is not None}
-    if given & info.caller_set:
+    if info.init_fed_unread:
+        return True  # what reaches the class is not what the call gave (pathvalidate)
+    # an attribute set from the caller, private or not: `self.__description =
+    # kwargs.pop("description")` is set by `description=` (pathvalidate's), and what a
+    # `**kwargs` of the call gives is not known
+    given = {keyword.lstrip("_") for keyword, _ in site.call_args if keyword is not None}
+    if given & {name.lstrip("_") for name in info.caller_set}:
+        return True
+    if info.caller_set and any(arg.startswith("**") for arg in site.args):
         return True
     constants = dict(info.constants)
     return any(
@@ -1007,7 +1016,9 @@ def _syntax_error(
     positional: list[str], _keywords: dict[str, str]
 ) -> tuple[MessagePart, ...] | None:
     """SyntaxError(msg, (filename, lineno, offset, text)): `msg (file.py, line 3)`, the
-    file's base name only."""
+    file's base name only; SyntaxError() with nothing: `None`, str() of its msg."""
+    if not positional and not _keywords:
+        return (_text("None"),)
     if len(positional) != 2:
         return None
     details = _tuple_items(positional[1])

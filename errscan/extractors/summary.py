@@ -539,6 +539,7 @@ def _classes(
             constants=kept,
             caller_set=_caller_set(init, init_nodes),
             init_defaults=tuple(sorted(defaults.items())),
+            init_of=_init_of(init_nodes, bases, src),
         )
 
 
@@ -1443,10 +1444,14 @@ def _super_args(
             # every named parameter passed on, in its place: a parameter kept back
             # (pyrsistent's CheckedTypeError(source_class, ..., *args) passes on only
             # *args) leaves the text the call's other arguments
+            # (pathvalidate's subclasses add a keyword the base's __str__ shows: `kwargs[
+            # "reason"] = ...`, or `super().__init__(*args, reason=..., **kwargs)`)
             passed_on = (
                 len(before) == len(params)
                 and all(isinstance(a, ast.Name) and a.id == params[i] for i, a in enumerate(before))
                 and all(isinstance(a, ast.Starred) for a in args[len(before) :])
+                and all(k.arg is None for k in call.keywords)
+                and not _adds_keywords(init, nodes)
             )
             return () if passed_on else ((None, UNKNOWN_STR),)
         made = _made_messages(init, call, src)
@@ -1492,6 +1497,28 @@ def _plain_args(cls: ast.ClassDef, init_nodes: Sequence[ast.AST]) -> bool:
         if isinstance(node, ast.Attribute) and node.attr in ("__init__", "args"):
             return False  # Base.__init__(...), super().__init__(...), self.args = ...
     return True
+
+
+def _adds_keywords(init: ast.FunctionDef, nodes: Sequence[ast.AST]) -> bool:
+    """Whether __init__ (its own nodes) adds to its `**kwargs` before passing them on:
+    `kwargs["reason"] = ...`, `kwargs.update(...)`, `kwargs.setdefault(...)`."""
+    kwarg = init.args.kwarg
+    if kwarg is None:
+        return False
+    for node in nodes:
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            owner = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("update", "setdefault")
+        ):
+            owner = node.func.value
+        else:
+            continue
+        if isinstance(owner, ast.Name) and owner.id == kwarg.arg:
+            return True
+    return False
 
 
 def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
@@ -1599,6 +1626,18 @@ def _is_super_init(call: ast.Call) -> bool:
         return owner.func.id == "super"
     # case: Base.__init__(self, ...)
     return _explicit_base(call)
+
+
+def _init_of(nodes: Sequence[ast.AST], bases: tuple[str, ...], src: Source) -> str | None:
+    """The base whose __init__ the class's __init__ (its own nodes) calls by name,
+    `Base.__init__(self, ...)`, where that is not its first base; None for super()."""
+    for call, _ in _super_inits(nodes):
+        func = call.func
+        if not _explicit_base(call) or not isinstance(func, ast.Attribute):
+            return None
+        named = src.expression(func.value)
+        return named if not bases or named != bases[0] else None
+    return None
 
 
 def _explicit_base(call: ast.Call) -> bool:

@@ -314,12 +314,15 @@ def test_encode_decode_round_trip(partial: bool) -> None:
         "        super().__init__(f'bad {name}: {detail}')\n"
         "    def __str__(self):\n"
         "        return f'{self.name}!'\n"
+        "class Small(Bad):\n"
+        "    def __init__(self, value):\n"
+        "        ValueError.__init__(self, f'small {value}')\n"
     )
     result = scan.scan_file("m.py", code, 3, partial=partial)
     data, summary, names, features = cache.encode(result)
     ((key, feature),) = cache.decode_features(features) or []
     assert key == ["f", "raise", "E", "a {b!r:>3}"] and feature[0] == "f"
-    assert cache.decode_names(names) == (["C", "Bad"], ["f"], False)
+    assert cache.decode_names(names) == (["C", "Bad", "Small"], ["f"], False)
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites
     assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
@@ -334,6 +337,7 @@ def test_encode_decode_round_trip(partial: bool) -> None:
     assert stored.factory_calls == made.factory_calls
     assert stored.partial == made.partial == partial
     assert stored.classes["C"].deferred == partial and not stored.classes["Bad"].deferred
+    assert stored.classes["Small"].init_of == "ValueError"  # a base past its parent's
     moved = cache.decode(data, "elsewhere.py")
     assert moved is not None and moved.sites[0].file == "elsewhere.py"
     assert cache.decode(b"{}", "m.py") is None
