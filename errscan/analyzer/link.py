@@ -1135,10 +1135,13 @@ def _key_error(parts: tuple[MessagePart, ...], flip: bool = False) -> tuple[Mess
     placeholder counts as holding one (the repr of a str or bytes shows them: webob's
     KeyError('Key not found: %r' % key) reads "Key not found: 'z'"), but the repr of
     another object may hold none (urllib3's `{e!r}` of IncompleteRead(1 bytes read)):
-    `flip` gives those the single quotes instead."""
+    `flip` gives those the single quotes instead. Any other placeholder may hold one too
+    (networkx's `You used {graph_types}` of a tuple of strings): `flip` gives those the
+    double quotes."""
     text = "".join(part.text or "" for part in parts)
     ruled = any(part.expr is not None and part.conversion == "r" for part in parts)
-    single = "'" in text or (ruled and not flip)
+    held = any(part.expr is not None for part in parts)
+    single = "'" in text or (ruled and not flip) or (held and not ruled and flip)
     quote = '"' if single and '"' not in text else "'"
     escaped = [MessagePart(text=_in_quotes(p.text, quote)) if p.text else p for p in parts]
     return tuple(merge([MessagePart(text=quote), *escaped, MessagePart(text=quote)]))
