@@ -705,6 +705,68 @@ def _formatted_constant(
     return None
 
 
+def _formats_its_keywords(returns: list[ast.expr | None], init: ast.FunctionDef) -> str | None:
+    """X where __str__ is `return self.X.format(**self.__dict__)` and __init__ takes
+    keywords only, `**ctx`, made the instance's attributes (`self.__dict__ = ctx`, or
+    `self.__dict__.update(ctx)`): pydantic's errors, whose text is the class constant
+    msg_template with the call's keyword arguments in."""
+    args = init.args
+    if (
+        len(returns) != 1
+        or args.kwarg is None
+        or args.vararg is not None
+        or args.kwonlyargs
+        or args.posonlyargs
+        or [a.arg for a in args.args] != ["self"]
+    ):
+        return None
+    node = returns[0]
+    func = node.func if isinstance(node, ast.Call) else None
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Attribute)
+        and _is_self_attribute(func.value)
+        and not node.args
+        and len(node.keywords) == 1
+        and node.keywords[0].arg is None
+        and _is_self_attribute(node.keywords[0].value, "__dict__")
+    ):
+        return None
+    kwarg = args.kwarg.arg
+    for stmt in init.body:
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if (  # case: self.__dict__ = ctx
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and _is_self_attribute(stmt.targets[0], "__dict__")
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == kwarg
+        ) or (  # case: self.__dict__.update(ctx)
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "update"
+            and _is_self_attribute(value.func.value, "__dict__")
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == kwarg
+        ):
+            return func.value.attr
+    return None
+
+
+def _is_self_attribute(node: ast.expr, name: str | None = None) -> bool:
+    """`self.X` (`self.name` where `name` is given)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and (name is None or node.attr == name)
+    )
+
+
 def _class_constants(assigned: dict[str, ast.expr]) -> tuple[tuple[str, str], ...]:
     """A class body's literal constants (str, int, float, bool, None), by name: what a
     base's __str__ reading `self.code` finds in the class raised. The string entries of
@@ -908,6 +970,9 @@ def _str_template(
     logged = _logging_style(method, returns) if params == [FIRST_ARGUMENT] else None
     if logged is not None:  # `return self.args[0] % self.args[1:]`, its failure aside
         return (FIRST_ARGUMENT,), (MessagePart(expr=logged),), ()
+    constant = _formats_its_keywords(returns, init) if init is not None else None
+    if constant is not None:  # pydantic's msg_template, filled with the call's keywords
+        return (), (MessagePart(expr=FORMAT_CONSTANT + constant),), ()
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()

@@ -63,6 +63,30 @@ def test_class_constants_in_a_str_are_read() -> None:
     )
 
 
+def test_a_str_formatting_a_class_template_with_the_instance_dict_takes_the_call_keywords() -> None:
+    code = """
+        class Mixin:
+            def __init__(self, **ctx):
+                self.__dict__{store}
+
+            def __str__(self):
+                return self.msg_template.format(**self.__dict__)
+
+        class Bound(Mixin, ValueError):
+            msg_template = "must be at most {{limit}}"
+
+        def check(value, top):
+            raise Bound(limit=top)
+        """
+    for store in (" = ctx", ".update(ctx)"):
+        assert _messages(code.format(store=store))[13][0] == "must be at most {top}"
+    # a positional argument is not in the dict; a dict not the keywords' is not known
+    positional = code.format(store=" = ctx").replace("Bound(limit=top)", "Bound(top)")
+    assert _messages(positional)[13][0] is None
+    other = code.format(store=" = dict(ctx)")
+    assert _messages(other)[13][0] is None
+
+
 def test_a_str_that_ignores_the_argument_is_its_own_text() -> None:
     found = _messages(
         """
