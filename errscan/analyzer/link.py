@@ -1013,11 +1013,11 @@ def _text(value: str) -> MessagePart:
 
 
 def _syntax_error(
-    positional: list[str], _keywords: dict[str, str]
+    positional: list[str], keywords: dict[str, str]
 ) -> tuple[MessagePart, ...] | None:
     """SyntaxError(msg, (filename, lineno, offset, text)): `msg (file.py, line 3)`, the
     file's base name only; SyntaxError() with nothing: `None`, str() of its msg."""
-    if not positional and not _keywords:
+    if not positional and not keywords:
         return (_text("None"),)
     if len(positional) != 2:
         return None
