@@ -222,6 +222,26 @@ class Constants:
         self.module = _single_assignments(tree.body)
         self.classes: dict[str, dict[str, ast.expr]] = {}
         self._collect_classes(tree.body, ())
+        # the module's text functions (text_functions), by name
+        self.functions = text_functions(tree.body)
+        self._tree = tree
+        self._nested: list[tuple[int, int, dict[str, ast.FunctionDef]]] | None = None
+
+    def nested_function(self, name: str, line: int) -> ast.FunctionDef | None:
+        """The text function `name` that a function around `line` defines in its body
+        (the innermost such function), or None. The functions defining some are found
+        on the first call, in one walk of the tree."""
+        if self._nested is None:
+            self._nested = []
+            for node in ast.walk(self._tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found = text_functions(node.body)
+                    if found:
+                        end = node.end_lineno or node.lineno
+                        self._nested.append((node.lineno, end, found))
+            self._nested.sort(key=lambda entry: entry[0])
+        around = [f for start, end, f in self._nested if start <= line <= end and name in f]
+        return around[-1][name] if around else None  # the last to start: the innermost
 
     def _collect_classes(self, body: Sequence[ast.stmt], outer: tuple[str, ...]) -> None:
         for stmt in body:
@@ -255,3 +275,42 @@ def _single_assignments(body: Sequence[ast.stmt]) -> dict[str, ast.expr]:
                     if value is not None and node is target:
                         values[node.id] = value
     return {name: value for name, value in values.items() if counts[name] == 1}
+
+
+def text_functions(body: Sequence[ast.stmt]) -> dict[str, ast.FunctionDef]:
+    """The functions `body` defines, once, that only return a text made of their
+    parameters (`def _error(msg): return f"{msg} at index {i}: {path}"`): no decorator,
+    no `*args` nor `**kwargs`, a body of one `return` (a docstring aside), and the name
+    bound by nothing else in `body`."""
+    found: dict[str, ast.FunctionDef] = {}
+    bound: dict[str, int] = {}
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [stmt.name]
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [n.id for t in targets for n in scope.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = [(a.asname or a.name).split(".")[0] for a in stmt.names]
+        else:
+            continue
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+        if isinstance(stmt, ast.FunctionDef) and _returns_only(stmt):
+            found[stmt.name] = stmt
+    return {name: stmt for name, stmt in found.items() if bound[name] == 1}
+
+
+def _returns_only(function: ast.FunctionDef) -> bool:
+    args = function.args
+    if function.decorator_list or args.vararg is not None or args.kwarg is not None:
+        return False
+    body = function.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]  # its docstring
+    return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None

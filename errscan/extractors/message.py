@@ -34,11 +34,14 @@ class Template:
 
 
 class Lookup(Protocol):
-    """Where names in a message come from: local assignments, and constants."""
+    """Where names in a message come from: local assignments, constants, and the
+    functions that make a text of their arguments (bindings.text_functions)."""
 
     def local(self, name: str) -> list[Chain] | None: ...
 
     def constant(self, node: ast.expr) -> ast.expr | None: ...
+
+    def function(self, name: str) -> ast.FunctionDef | None: ...
 
 
 class _NoLookup:
@@ -47,6 +50,30 @@ class _NoLookup:
 
     def constant(self, node: ast.expr) -> ast.expr | None:
         return None
+
+    def function(self, name: str) -> ast.FunctionDef | None:
+        return None
+
+
+class _Within:
+    """Names in a text function's return: its parameters and its own names are
+    placeholders, others the constants the call's lookup finds (the module's)."""
+
+    def __init__(self, outer: Lookup, function: ast.FunctionDef) -> None:
+        self.outer = outer
+        args = function.args
+        self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+
+    def local(self, name: str) -> list[Chain] | None:
+        return None
+
+    def constant(self, node: ast.expr) -> ast.expr | None:
+        if isinstance(node, ast.Name) and node.id in self.params:
+            return None
+        return self.outer.constant(node) if isinstance(node, ast.Name) else None
+
+    def function(self, name: str) -> ast.FunctionDef | None:
+        return None  # one level: a text function calling another is not read
 
 
 def template(node: ast.expr, src: Source, lookup: Lookup | None = None) -> Template | None:
@@ -99,6 +126,11 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         if constant is None:
             return []
         return _distinct([reader.finish(reader.parts(constant), "constant")])
+    # case: _error("..."), a function returning a text made of its arguments: the form
+    # of what it returns
+    called = _text_function(node, reader.lookup)
+    if called is not None:
+        return _distinct([reader.finish(reader.parts(node), _form(_returned(called)))])
     # case: TEMPLATE % values, TEMPLATE.format(...), with TEMPLATE a variable or constant
     base = _template_base(node)
     via = None
@@ -276,6 +308,44 @@ def _distinct(found: list[Template | None]) -> list[Template]:
     return out
 
 
+def _text_function(node: ast.expr, lookup: Lookup) -> ast.FunctionDef | None:
+    """The text function (bindings.text_functions) `node` calls by name, if it is one."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        return None
+    return lookup.function(node.func.id)
+
+
+def _returned(function: ast.FunctionDef) -> ast.expr:
+    """What a text function returns (bindings.text_functions: its last statement)."""
+    last = function.body[-1]
+    assert isinstance(last, ast.Return) and last.value is not None
+    return last.value
+
+
+def _bound_arguments(function: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """Each parameter of `function` with what `call` gives it, or its default; None
+    where the call does not fit (a `*` or `**` argument, one too many, one missing)."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if len(call.args) > len(positional) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound = {param.arg: value for param, value in zip(positional, call.args, strict=False)}
+    names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
+            return None
+        bound[keyword.arg] = keyword.value
+    defaults = dict(zip([p.arg for p in positional][::-1], args.defaults[::-1], strict=False))
+    kw_defaults = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    defaults |= {a.arg: d for a, d in kw_defaults if d is not None}
+    for param in (*positional, *args.kwonlyargs):
+        if param.arg not in bound:
+            if param.arg not in defaults:
+                return None
+            bound[param.arg] = defaults[param.arg]
+    return bound
+
+
 def _template_base(node: ast.expr) -> ast.expr | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         return node.left
@@ -423,7 +493,37 @@ class _Reader:
         text = _translated(node, self.plural)
         if text is not None:
             return self.parts(text)
+        # case: _error(f"Expected {kind}"), a function returning a text of its arguments
+        called = _text_function(node, self.lookup)
+        if called is not None:
+            return self._returned_by(called, node)
         return None
+
+    def _returned_by(self, function: ast.FunctionDef, call: ast.Call) -> list[MessagePart] | None:
+        """What a text function returns, the call's arguments (or the defaults it leaves)
+        in place of its parameters: read as parts where a part is the parameter itself,
+        else a placeholder of the argument with the part's conversion and format."""
+        bound = _bound_arguments(function, call)
+        if bound is None:
+            return None
+        inner = _Reader(self.src, _Within(self.lookup, function), self.plural)
+        inner.steps = self.steps
+        returned = inner.parts(_returned(function))
+        self.steps = inner.steps
+        if returned is None or inner.exhausted:
+            return None
+        out: list[MessagePart] = []
+        for part in returned:
+            argument = bound.get(part.expr) if part.expr is not None else None
+            if argument is None:
+                out.append(part)
+            elif part.conversion in (None, "s") and not part.format_spec:
+                out.extend(self.operand(argument))
+            else:
+                shown = self.src.expression(argument)
+                out.append(MessagePart(expr=shown, conversion=part.conversion,
+                                       format_spec=part.format_spec))  # fmt: skip
+        return out
 
     def _join(self, separator_node: ast.expr, items: ast.expr) -> list[MessagePart] | None:
         separator = self.literal(separator_node)

@@ -766,6 +766,21 @@ class _Lookup:
             self._cache[name] = found
         return self._cache[name]
 
+    def function(self, name: str) -> ast.FunctionDef | None:
+        """The text function (bindings.text_functions) `name` calls here: one a function
+        around the site defines (sqlglot's `def _error(msg): return f"{msg} at index
+        {i}: {path}"`, called in the functions beside it), else the module's, where no
+        local of the site's function hides it."""
+        function = self.frame.function
+        if function is not None:
+            if any(_binds(stmt, name) for stmt in function.body) or self.local(name):
+                # the site's own function binds it: only as a text function of its own
+                return bindings.text_functions(function.body).get(name)
+            found = self.constants.nested_function(name, self.stmt.lineno)
+            if found is not None:  # a function around the site's defines it
+                return found
+        return self.constants.functions.get(name)
+
     def constant(self, node: ast.expr) -> ast.expr | None:
         # case: NAME, a module constant
         if isinstance(node, ast.Name):
@@ -778,6 +793,16 @@ class _Lookup:
             return self.constants.attribute(self.frame.cls, node.attr)
         # case: Class.NAME, a class of this file
         return self.constants.attribute(owner, node.attr)
+
+
+def _binds(stmt: ast.stmt, name: str) -> bool:
+    """Whether a statement of a function's body binds `name` by a def or class (a
+    nested one text_functions did not take), or an import."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name).split(".")[0] == name for a in stmt.names)
+    return False
 
 
 def _reraised(raised: ast.expr | None, handlers: Handlers) -> tuple[str, ...] | None:

@@ -1779,3 +1779,6 @@ class _InitLookup:
 
     def constant(self, node: ast.expr) -> ast.expr | None:
         return None
+
+    def function(self, name: str) -> ast.FunctionDef | None:
+        return None

@@ -197,3 +197,41 @@ def test_constants_of_module_and_class() -> None:
         ("service {name} failed", "constant"),
         (None, "unresolved"),  # assigned twice: not a constant
     ]
+
+
+_TEXT_FUNCTIONS = '''
+def located(message, where="the top", *, line=0):
+    """The message, with where it happened."""
+    return f"{message} (at {where}, line {line:>3})"
+
+def shadowed(message):
+    return f"shadowed: {message}"
+
+def check(path, located_elsewhere):
+    shadowed = str
+    if path == 1:
+        raise ValueError(located(f"no {path!r}", line=4))
+    if path == 2:
+        raise ValueError(located("no key", path))
+    if path == 3:
+        raise ValueError(located(*path))
+    if path == 4:
+        raise ValueError(located())
+    if path == 5:
+        raise ValueError(shadowed("x"))
+
+    def _error(msg):
+        return msg + " at " + path
+
+    def inner():
+        raise ValueError(_error("empty segment"))
+'''
+
+
+def test_a_function_returning_a_text_of_its_arguments_is_read_with_the_call_in() -> None:
+    found = {r.line: r.message for r in errscan.extract_source(_TEXT_FUNCTIONS)}
+    assert found[12] == "no {path!r} (at the top, line   4)"  # keyword and default
+    assert found[14] == "no key (at {path}, line   0)"
+    assert found[16] is None and found[18] is None  # `*path`, a parameter not given
+    assert found[20] is None  # a local of that name hides the module's function
+    assert found[26] == "empty segment at {path}"  # defined in the function around
