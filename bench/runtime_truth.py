@@ -420,6 +420,33 @@ PROJECTS = {
             _NO_ADDOPTS,
             root="",
         ),
+        Project(
+            "wtforms",
+            "3.3.2",
+            "wtforms",
+            ("markupsafe", "babel", "email-validator", "python-dateutil"),
+            _NO_ADDOPTS,
+        ),
+        Project(
+            "apispec",
+            "6.10.1",
+            "apispec",
+            ("marshmallow", "pyyaml", "openapi-spec-validator"),
+            _NO_ADDOPTS,
+        ),
+        Project("aniso8601", "10.0.1", "aniso8601", (), _NO_ADDOPTS, "aniso8601/tests", root=""),
+        Project("funcy", "2.1", "funcy", ("whatever",), _NO_ADDOPTS, root=""),
+        Project("freezegun", "1.5.5", "freezegun", ("python-dateutil",), _NO_ADDOPTS, root=""),
+        Project(
+            "responses",
+            "0.26.3",
+            "responses",
+            ("requests", "urllib3", "pyyaml", "tomli-w", "pytest-httpserver", "pytest-asyncio"),
+            _NO_ADDOPTS,
+            "responses/tests",
+            root="",
+        ),
+        Project("msgpack", "1.2.4", "msgpack", (), _NO_ADDOPTS, "test", root=""),
         # pydantic v1; without hypothesis, whose plugin's option its conftest adds again
         Project(
             "pydantic",
