@@ -43,6 +43,8 @@ class Lookup(Protocol):
 
     def function(self, name: str) -> ast.FunctionDef | None: ...
 
+    def defaulted(self, name: str) -> bool: ...
+
 
 class _NoLookup:
     def local(self, name: str) -> list[Chain] | None:
@@ -53,6 +55,9 @@ class _NoLookup:
 
     def function(self, name: str) -> ast.FunctionDef | None:
         return None
+
+    def defaulted(self, name: str) -> bool:
+        return False
 
 
 class _Within:
@@ -74,6 +79,9 @@ class _Within:
 
     def function(self, name: str) -> ast.FunctionDef | None:
         return None  # one level: a text function calling another is not read
+
+    def defaulted(self, name: str) -> bool:
+        return False
 
 
 def template(node: ast.expr, src: Source, lookup: Lookup | None = None) -> Template | None:
@@ -119,7 +127,13 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         chains = reader.lookup.local(node.id)
         if chains:
             values = local_values(chains, src, reader.lookup)
-            return _general(values, node.id) if values else []  # one unknown path: no guess
+            if values:
+                return _general(values, node.id)
+            if reader.lookup.defaulted(node.id):
+                # case: `message = self.message`, then `if message is None: message =
+                # "..."` (wtforms' validators): the code's text where its user sets none
+                return _defaults(chains, src, reader.lookup)
+            return []  # one unknown path: no guess
     # case: NOT_FOUND, self.TEMPLATE, cls.TEMPLATE, Class.TEMPLATE
     if isinstance(node, (ast.Name, ast.Attribute)):
         constant = reader.lookup.constant(node)
@@ -157,6 +171,24 @@ def local_values(chains: list[Chain], src: Source, lookup: Lookup) -> list[Templ
 
 # message_source of a text the code gives where its user sets none
 DEFAULT = "default"
+
+
+def _defaults(chains: list[Chain], src: Source, lookup: Lookup) -> list[Template]:
+    """The texts a local holds where it is not a text set elsewhere (a parameter or an
+    attribute, its only value), each a default; [] where one of them is not read, or
+    no path holds a text set elsewhere."""
+    reader = _Reader(src, lookup)
+    found: list[Template | None] = []
+    given = False
+    for chain in _branches(chains):
+        if len(chain) == 1 and _set_elsewhere(chain[0], lookup):
+            given = True
+            continue
+        read = reader.finish(reader.chain(chain), "variable")
+        if read is None or not read.text:
+            return []
+        found.append(Template(read.parts, DEFAULT))
+    return _distinct(found) if given and found else []
 
 
 def _set_elsewhere(node: ast.expr, lookup: Lookup) -> bool:

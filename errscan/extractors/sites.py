@@ -781,6 +781,26 @@ class _Lookup:
                 return found
         return self.constants.functions.get(name)
 
+    def defaulted(self, name: str) -> bool:
+        """Whether the site's function gives local `name` a text of its own where it
+        holds none, before the site: `if name is None:` (or `if not name:`) of a body
+        that assigns it, among the statements of the function's body."""
+        for stmt in self.frame.body:
+            if stmt.lineno >= self.stmt.lineno:
+                return False
+            if (
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and _tests_unset(stmt.test, name)
+                and any(
+                    isinstance(s, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                    for s in stmt.body
+                )
+            ):
+                return True
+        return False
+
     def constant(self, node: ast.expr) -> ast.expr | None:
         # case: NAME, a module constant
         if isinstance(node, ast.Name):
@@ -793,6 +813,21 @@ class _Lookup:
             return self.constants.attribute(self.frame.cls, node.attr)
         # case: Class.NAME, a class of this file
         return self.constants.attribute(owner, node.attr)
+
+
+def _tests_unset(test: ast.expr, name: str) -> bool:
+    """`name is None`, or `not name`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Name) and test.operand.id == name
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def _binds(stmt: ast.stmt, name: str) -> bool:

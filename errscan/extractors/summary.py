@@ -1782,3 +1782,6 @@ class _InitLookup:
 
     def function(self, name: str) -> ast.FunctionDef | None:
         return None
+
+    def defaulted(self, name: str) -> bool:
+        return False

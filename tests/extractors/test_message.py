@@ -235,3 +235,30 @@ def test_a_function_returning_a_text_of_its_arguments_is_read_with_the_call_in()
     assert found[16] is None and found[18] is None  # `*path`, a parameter not given
     assert found[20] is None  # a local of that name hides the module's function
     assert found[26] == "empty segment at {path}"  # defined in the function around
+
+
+_MESSAGE_ATTRIBUTE = """
+class Check:
+    def __init__(self, message=None):
+        self.message = message
+
+    def unset(self, value):
+        message = self.message
+        if message is None:
+            message = f"Invalid value {value!r}."
+        raise ValueError(message)
+
+    def built(self, mode):
+        message = self.message
+        if mode:
+            message = f"built {mode}"
+        raise ValueError(message)
+"""
+
+
+def test_a_message_attribute_given_a_text_where_it_is_none_is_read_as_a_default() -> None:
+    found = {
+        r.line: (r.message, r.message_source) for r in errscan.extract_source(_MESSAGE_ATTRIBUTE)
+    }
+    assert found[10] == ("Invalid value {value!r}.", "default")
+    assert found[16] == (None, "unresolved")  # set on another condition: not a default
