@@ -222,10 +222,16 @@ class Constants:
         self.module = _single_assignments(tree.body)
         self.classes: dict[str, dict[str, ast.expr]] = {}
         self._collect_classes(tree.body, ())
-        # the module's text functions (text_functions), by name
-        self.functions = text_functions(tree.body)
         self._tree = tree
+        self._functions: dict[str, ast.FunctionDef] | None = None
         self._nested: list[tuple[int, int, dict[str, ast.FunctionDef]]] | None = None
+
+    @property
+    def functions(self) -> dict[str, ast.FunctionDef]:
+        """The module's text functions (text_functions), by name: found when first asked."""
+        if self._functions is None:
+            self._functions = text_functions(self._tree.body)
+        return self._functions
 
     def nested_function(self, name: str, line: int) -> ast.FunctionDef | None:
         """The text function `name` that a function around `line` defines in its body

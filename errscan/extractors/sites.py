@@ -648,7 +648,7 @@ class _SiteReader:
         """`before`: what is printed before the message (argparse's `PROG: error: `);
         `line_end`: a message written with its line's end, which is no part of it."""
         src = self.src
-        lookup = _Lookup(frame, node, self.constants, self.prefixes)
+        lookup = _Lookup(frame, node, self.constants, self.prefixes, self.src)
         found, source, rest = self._message(thrown, lookup)
         if before:
             found = [message.Template(tuple(message.merge([*before, *t.parts])), t.source)
@@ -751,11 +751,13 @@ class _Lookup:
         stmt: ast.stmt,
         constants: bindings.Constants,
         prefixes: bindings.Prefixes,
+        src: Source,
     ) -> None:
         self.frame = frame
         self.stmt = stmt
         self.constants = constants
         self.prefixes = prefixes
+        self.src = src
         self._cache: dict[str, list[bindings.Chain] | None] = {}
 
     def local(self, name: str) -> list[bindings.Chain] | None:
@@ -771,6 +773,8 @@ class _Lookup:
         around the site defines (sqlglot's `def _error(msg): return f"{msg} at index
         {i}: {path}"`, called in the functions beside it), else the module's, where no
         local of the site's function hides it."""
+        if not self.src.holds(f"def {name}("):
+            return None  # the file defines no function of that name (most calls)
         function = self.frame.function
         if function is not None:
             if any(_binds(stmt, name) for stmt in function.body) or self.local(name):
