@@ -45,6 +45,8 @@ class Lookup(Protocol):
 
     def defaulted(self, name: str) -> bool: ...
 
+    def parameter(self, name: str) -> bool: ...
+
 
 class _NoLookup:
     def local(self, name: str) -> list[Chain] | None:
@@ -57,6 +59,9 @@ class _NoLookup:
         return None
 
     def defaulted(self, name: str) -> bool:
+        return False
+
+    def parameter(self, name: str) -> bool:
         return False
 
 
@@ -81,6 +86,9 @@ class _Within:
         return None  # one level: a text function calling another is not read
 
     def defaulted(self, name: str) -> bool:
+        return False
+
+    def parameter(self, name: str) -> bool:
         return False
 
 
@@ -127,6 +135,10 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         chains = reader.lookup.local(node.id)
         if chains:
             values = local_values(chains, src, reader.lookup)
+            if values and reader.lookup.parameter(node.id) and reader.lookup.defaulted(node.id):
+                # case: `def check(value, msg=None): if msg is None: msg = f"..."`: the
+                # code's text where its caller gives none, a default
+                return [Template(t.parts, DEFAULT) for t in _general(values, node.id) if t.text]
             if values:
                 return _general(values, node.id)
             if reader.lookup.defaulted(node.id):

@@ -805,6 +805,15 @@ class _Lookup:
                 return True
         return False
 
+    def parameter(self, name: str) -> bool:
+        """Whether `name` is a parameter of the site's function."""
+        function = self.frame.function
+        if function is None:
+            return False
+        args = function.args
+        every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+        return any(arg is not None and arg.arg == name for arg in every)
+
     def constant(self, node: ast.expr) -> ast.expr | None:
         # case: NAME, a module constant
         if isinstance(node, ast.Name):

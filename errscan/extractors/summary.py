@@ -1785,3 +1785,6 @@ class _InitLookup:
 
     def defaulted(self, name: str) -> bool:
         return False
+
+    def parameter(self, name: str) -> bool:
+        return False
