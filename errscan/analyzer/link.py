@@ -17,7 +17,15 @@ from errscan.analyzer.index import ExceptionInfo, Index
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import trigger
 from errscan.extractors.exception import RAISED_BEFORE, looks_like_class_name
-from errscan.extractors.message import DEFAULT, PLACEHOLDER, inline, literal_value, merge, template
+from errscan.extractors.message import (
+    DEFAULT,
+    PLACEHOLDER,
+    form_of,
+    inline,
+    literal_value,
+    merge,
+    template,
+)
 from errscan.extractors.source import Source, canonical
 from errscan.extractors.summary import (
     CLASS_CONSTANT,
@@ -87,6 +95,10 @@ def link(
     for site, site_id in zip(ordered, site_ids, strict=True):
         if _raises_what_was_raised_before(site, index):
             site = _as_reraise(site)
+        if site.message_source == "factory" and _called_class(site, index) is not None:
+            # `raise error("...")` of a class named in lower case (mutagen's): a class's
+            # call, its argument's form the message's
+            site = dataclasses.replace(site, message_source=form_of(site.message_expr))
         qualname, by_method = _qualname(site, index)
         qualname = _ALIASES.get(qualname, qualname) if qualname is not None else None
         handed = _handed_class(site, index) if qualname is None else None
@@ -626,7 +638,7 @@ def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
             known = resolved and (
                 resolved.startswith("builtins.") or stdlib.exception_class(resolved)
             )
-            return (resolved if known else None), False
+            return (resolved if known else _called_class(site, index)), False
         return made, False
     local = index.local_class(site.file, site.function, ref)
     if local is not None:
@@ -640,6 +652,21 @@ def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
     ):
         return made, True
     return resolved, False
+
+
+def _called_class(site: Site, index: Index) -> str | None:
+    """The repository exception class a site calls by a name not written as a class's
+    (mutagen's `class error(MutagenError)`, raised as `raise error("...")`), where no
+    factory of that name makes one; else None."""
+    ref = site.exception_ref
+    if ref is None or site.kind != "raise" or looks_like_class_name(ref.rsplit(".", 1)[-1]):
+        return None
+    if index.factory_class(site.file, ref, site.function) is not None:
+        return None
+    resolved = index.resolve(site.file, ref)
+    if resolved is None or index.class_info(resolved) is None:
+        return None
+    return resolved if index.is_exception(resolved) else None
 
 
 # Python 3's other names of OSError: the class raised is OSError

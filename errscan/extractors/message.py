@@ -399,6 +399,21 @@ def _template_base(node: ast.expr) -> ast.expr | None:
     return None
 
 
+def form_of(expression: str | None) -> str:
+    """The message_source of a message given as `expression` (source text), where a
+    reading read it as a factory's argument: its form, a name's "variable", an
+    attribute's "constant"; "concat" where the text does not parse (cut short)."""
+    try:
+        node = ast.parse(expression or "", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "concat"
+    if isinstance(node, ast.Name):
+        return "variable"
+    if isinstance(node, ast.Attribute):
+        return "constant"
+    return _form(node)
+
+
 def _form(node: ast.expr) -> str:
     # case: _("..."), the form of what it translates
     translated = _translated(node)
