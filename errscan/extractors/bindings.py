@@ -253,7 +253,17 @@ class Constants:
         for stmt in body:
             if isinstance(stmt, ast.ClassDef):
                 qualname = (*outer, stmt.name)
-                self.classes[".".join(qualname)] = _single_assignments(stmt.body)
+                assigned = _single_assignments(stmt.body)
+                if generates_init(stmt):
+                    # `kind: str = "file"` of a dataclass is a field's default, which
+                    # the call may replace: not a constant of its instances
+                    fields = {
+                        s.target.id
+                        for s in stmt.body
+                        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                    }
+                    assigned = {k: v for k, v in assigned.items() if k not in fields}
+                self.classes[".".join(qualname)] = assigned
                 self._collect_classes(stmt.body, qualname)
 
     def attribute(self, class_qualname: str, attr: str) -> ast.expr | None:
@@ -320,3 +330,28 @@ def _returns_only(function: ast.FunctionDef) -> bool:
     ):
         body = body[1:]  # its docstring
     return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+
+
+# what makes a class's __init__ of its annotated fields: dataclasses, attrs, and their kin
+_FIELD_CLASSES = frozenset(
+    {"dataclass", "dataclasses.dataclass", "attr.s", "attr.attrs", "attr.define",
+     "attr.frozen", "attr.mutable", "attrs.define", "attrs.frozen", "attrs.mutable",
+     "define", "frozen", "mutable", "pydantic.dataclasses.dataclass"}
+)  # fmt: skip
+
+
+def generates_init(cls: ast.ClassDef) -> bool:
+    """Whether a decorator of `cls` makes its __init__ of its fields (`@dataclass`,
+    `@attrs.frozen`, `@attr.s(auto_attribs=True)`): an annotated class attribute is then
+    a field, whose value the call may give."""
+    for decorator in cls.decorator_list:
+        node = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            if ".".join(reversed(parts)) in _FIELD_CLASSES:
+                return True
+    return False
