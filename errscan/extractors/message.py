@@ -48,7 +48,10 @@ class Lookup(Protocol):
     def parameter(self, name: str) -> bool: ...
 
 
-class _NoLookup:
+class NoLookup:
+    """A Lookup that finds nothing: names stay placeholders. The base of lookups that
+    find some (summary's, in a method; a text function's)."""
+
     def local(self, name: str) -> list[Chain] | None:
         return None
 
@@ -56,7 +59,7 @@ class _NoLookup:
         return None
 
     def function(self, name: str) -> ast.FunctionDef | None:
-        return None
+        return None  # (in a text function's: one level, one calling another not read)
 
     def defaulted(self, name: str) -> bool:
         return False
@@ -65,7 +68,7 @@ class _NoLookup:
         return False
 
 
-class _Within:
+class _Within(NoLookup):
     """Names in a text function's return: its parameters and its own names are
     placeholders, others the constants the call's lookup finds (the module's)."""
 
@@ -74,22 +77,10 @@ class _Within:
         args = function.args
         self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
 
-    def local(self, name: str) -> list[Chain] | None:
-        return None
-
     def constant(self, node: ast.expr) -> ast.expr | None:
         if isinstance(node, ast.Name) and node.id in self.params:
             return None
         return self.outer.constant(node) if isinstance(node, ast.Name) else None
-
-    def function(self, name: str) -> ast.FunctionDef | None:
-        return None  # one level: a text function calling another is not read
-
-    def defaulted(self, name: str) -> bool:
-        return False
-
-    def parameter(self, name: str) -> bool:
-        return False
 
 
 def template(node: ast.expr, src: Source, lookup: Lookup | None = None) -> Template | None:
@@ -103,7 +94,7 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
 
     More than one only where a variable is assigned different messages on different paths.
     """
-    reader = _Reader(src, lookup or _NoLookup())
+    reader = _Reader(src, lookup or NoLookup())
     # case: self.msg or f"value must be at least {self.min}": the text the code gives
     # where its user sets none (voluptuous's validators), a default
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):

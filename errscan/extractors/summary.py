@@ -1766,7 +1766,7 @@ def _reaches_unbound(
     return chains is None or any(chain and chain[0] is entry.value for chain in chains)
 
 
-class _InitLookup:
+class _InitLookup(message.NoLookup):
     """Local assignments of a method as they reach a statement (in __init__, the super()
     call; in __str__, a return); parameters stay placeholders."""
 
@@ -1776,15 +1776,3 @@ class _InitLookup:
 
     def local(self, name: str) -> list[bindings.Chain] | None:
         return bindings.reaching(self.body, self.stmt, name)
-
-    def constant(self, node: ast.expr) -> ast.expr | None:
-        return None
-
-    def function(self, name: str) -> ast.FunctionDef | None:
-        return None
-
-    def defaulted(self, name: str) -> bool:
-        return False
-
-    def parameter(self, name: str) -> bool:
-        return False
