@@ -95,11 +95,12 @@ def link(
     for site, site_id in zip(ordered, site_ids, strict=True):
         if _raises_what_was_raised_before(site, index):
             site = _as_reraise(site)
-        if site.message_source == "factory" and _called_class(site, index) is not None:
+        called = _called_class(site, index)
+        if called is not None and site.message_source == "factory":
             # `raise error("...")` of a class named in lower case (mutagen's): a class's
             # call, its argument's form the message's
             site = dataclasses.replace(site, message_source=form_of(site.message_expr))
-        qualname, by_method = _qualname(site, index)
+        qualname, by_method = (called, False) if called is not None else _qualname(site, index)
         qualname = _ALIASES.get(qualname, qualname) if qualname is not None else None
         handed = _handed_class(site, index) if qualname is None else None
         info = index.exception_info(_os_error_subclass(site, qualname or handed))
@@ -638,7 +639,7 @@ def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
             known = resolved and (
                 resolved.startswith("builtins.") or stdlib.exception_class(resolved)
             )
-            return (resolved if known else _called_class(site, index)), False
+            return (resolved if known else None), False
         return made, False
     local = index.local_class(site.file, site.function, ref)
     if local is not None:

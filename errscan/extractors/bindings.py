@@ -301,20 +301,24 @@ def text_functions(body: Sequence[ast.stmt]) -> dict[str, ast.FunctionDef]:
     found: dict[str, ast.FunctionDef] = {}
     bound: dict[str, int] = {}
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = [stmt.name]
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        names = defined_names(stmt)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [n.id for t in targets for n in scope.walk(t) if isinstance(n, ast.Name)]
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names = [(a.asname or a.name).split(".")[0] for a in stmt.names]
-        else:
-            continue
         for name in names:
             bound[name] = bound.get(name, 0) + 1
         if isinstance(stmt, ast.FunctionDef) and _returns_only(stmt):
             found[stmt.name] = stmt
     return {name: stmt for name, stmt in found.items() if bound[name] == 1}
+
+
+def defined_names(stmt: ast.stmt) -> list[str]:
+    """The names a statement binds by a def or class, or an import."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    return []
 
 
 def _returns_only(function: ast.FunctionDef) -> bool:

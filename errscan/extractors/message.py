@@ -126,12 +126,13 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         chains = reader.lookup.local(node.id)
         if chains:
             values = local_values(chains, src, reader.lookup)
-            if values and reader.lookup.parameter(node.id) and reader.lookup.defaulted(node.id):
-                # case: `def check(value, msg=None): if msg is None: msg = f"..."`: the
-                # code's text where its caller gives none, a default
-                return [Template(t.parts, DEFAULT) for t in _general(values, node.id) if t.text]
             if values:
-                return _general(values, node.id)
+                general = _general(values, node.id)
+                if reader.lookup.parameter(node.id) and reader.lookup.defaulted(node.id):
+                    # case: `def check(value, msg=None): if msg is None: msg = f"..."`:
+                    # the code's text where its caller gives none, a default
+                    return [Template(t.parts, DEFAULT) for t in general if t.text]
+                return general
             if reader.lookup.defaulted(node.id):
                 # case: `message = self.message`, then `if message is None: message =
                 # "..."` (wtforms' validators): the code's text where its user sets none
@@ -147,7 +148,9 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
     # of what it returns
     called = _text_function(node, reader.lookup)
     if called is not None:
-        return _distinct([reader.finish(reader.parts(node), _form(_returned(called)))])
+        assert isinstance(node, ast.Call)  # _text_function's
+        parts = reader.returned_by(called, node)
+        return _distinct([reader.finish(parts, _form(_returned(called)))])
     # case: TEMPLATE % values, TEMPLATE.format(...), with TEMPLATE a variable or constant
     base = _template_base(node)
     via = None
@@ -546,10 +549,10 @@ class _Reader:
         # case: _error(f"Expected {kind}"), a function returning a text of its arguments
         called = _text_function(node, self.lookup)
         if called is not None:
-            return self._returned_by(called, node)
+            return self.returned_by(called, node)
         return None
 
-    def _returned_by(self, function: ast.FunctionDef, call: ast.Call) -> list[MessagePart] | None:
+    def returned_by(self, function: ast.FunctionDef, call: ast.Call) -> list[MessagePart] | None:
         """What a text function returns, the call's arguments (or the defaults it leaves)
         in place of its parameters: read as parts where a part is the parameter itself,
         else a placeholder of the argument with the part's conversion and format."""

@@ -777,7 +777,8 @@ class _Lookup:
             return None  # the file defines no function of that name (most calls)
         function = self.frame.function
         if function is not None:
-            if any(_binds(stmt, name) for stmt in function.body) or self.local(name):
+            defined = (name in bindings.defined_names(stmt) for stmt in function.body)
+            if any(defined) or self.local(name):
                 # the site's own function binds it: only as a text function of its own
                 return bindings.text_functions(function.body).get(name)
             found = self.constants.nested_function(name, self.stmt.lineno)
@@ -841,16 +842,6 @@ def _tests_unset(test: ast.expr, name: str) -> bool:
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value is None
     )
-
-
-def _binds(stmt: ast.stmt, name: str) -> bool:
-    """Whether a statement of a function's body binds `name` by a def or class (a
-    nested one text_functions did not take), or an import."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return stmt.name == name
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return any((a.asname or a.name).split(".")[0] == name for a in stmt.names)
-    return False
 
 
 def _reraised(raised: ast.expr | None, handlers: Handlers) -> tuple[str, ...] | None:

@@ -687,22 +687,27 @@ def _formatted_constant(
             return None
         node = chains[0][0]
     kwargs = init.args.kwarg.arg if init.args.kwarg is not None else None
-    if (
-        kwargs is not None
-        and isinstance(node, ast.Call)
+    found = _self_format(node)
+    if kwargs is None or found is None:
+        return None
+    constant, mapping = found
+    return constant if isinstance(mapping, ast.Name) and mapping.id == kwargs else None
+
+
+def _self_format(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """X and M where `node` is `self.X.format(**M)`, else None."""
+    if not (
+        isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "format"
         and isinstance(node.func.value, ast.Attribute)
-        and isinstance(node.func.value.value, ast.Name)
-        and node.func.value.value.id == "self"
+        and _is_self_attribute(node.func.value)
         and not node.args
         and len(node.keywords) == 1
         and node.keywords[0].arg is None
-        and isinstance(node.keywords[0].value, ast.Name)
-        and node.keywords[0].value.id == kwargs
     ):
-        return node.func.value.attr
-    return None
+        return None
+    return node.func.value.attr, node.keywords[0].value
 
 
 def _formats_its_keywords(returns: list[ast.expr | None], init: ast.FunctionDef) -> str | None:
@@ -720,19 +725,8 @@ def _formats_its_keywords(returns: list[ast.expr | None], init: ast.FunctionDef)
         or [a.arg for a in args.args] != ["self"]
     ):
         return None
-    node = returns[0]
-    func = node.func if isinstance(node, ast.Call) else None
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(func, ast.Attribute)
-        and func.attr == "format"
-        and isinstance(func.value, ast.Attribute)
-        and _is_self_attribute(func.value)
-        and not node.args
-        and len(node.keywords) == 1
-        and node.keywords[0].arg is None
-        and _is_self_attribute(node.keywords[0].value, "__dict__")
-    ):
+    found = _self_format(returns[0]) if returns[0] is not None else None
+    if found is None or not _is_self_attribute(found[1], "__dict__"):
         return None
     kwarg = args.kwarg.arg
     for stmt in init.body:
@@ -753,7 +747,7 @@ def _formats_its_keywords(returns: list[ast.expr | None], init: ast.FunctionDef)
             and isinstance(value.args[0], ast.Name)
             and value.args[0].id == kwarg
         ):
-            return func.value.attr
+            return found[0]
     return None
 
 
@@ -1483,9 +1477,15 @@ def _passes_on_as_called(init: ast.FunctionDef, passed: list[ast.expr], call: as
         isinstance(starred, ast.Starred)
         and isinstance(starred.value, ast.Name)
         and starred.value.id == vararg.arg
-        and all(
-            isinstance(a, ast.Name) and a.id == p for a, p in zip(passed[:-1], params, strict=True)
-        )
+        and _in_place(passed[:-1], params)
+    )
+
+
+def _in_place(passed: Sequence[ast.expr], params: Sequence[str]) -> bool:
+    """Whether the arguments `passed` are the parameters `params`, each by its name in
+    its place."""
+    return len(passed) == len(params) and all(
+        isinstance(a, ast.Name) and a.id == p for a, p in zip(passed, params, strict=True)
     )
 
 
@@ -1512,8 +1512,7 @@ def _super_args(
             # (pathvalidate's subclasses add a keyword the base's __str__ shows: `kwargs[
             # "reason"] = ...`, or `super().__init__(*args, reason=..., **kwargs)`)
             passed_on = (
-                len(before) == len(params)
-                and all(isinstance(a, ast.Name) and a.id == params[i] for i, a in enumerate(before))
+                _in_place(before, params)
                 and all(isinstance(a, ast.Starred) for a in args[len(before) :])
                 and all(k.arg is None for k in call.keywords)
                 and not _adds_keywords(init, nodes)
