@@ -208,10 +208,19 @@ class ClassInfo:
     # `ValidateError.__init__(self, text)` in a subclass of VdtValueError): the classes
     # between, whose __init__s never run, compose nothing (as written: `ValidateError`)
     init_of: str | None = None
+    # what __init__ does, for a __str__ formatting a text with the instance's attributes
+    # (ATTRS_FORMAT): ("param", name, "") / ("param=", name, default's source) in order,
+    # ("*", name, "") / ("**", name, ""); ("attr", X, P) of `self.X = P`, P "" where the
+    # value is no parameter; ("setattr", KW, "") of `for k, v in KW.items(): setattr(self,
+    # k, v)`; ("super()", "", ""), then ("super", keyword or "" or "*" or "**", source)
+    # of each argument, of a super().__init__ call at __init__'s top level.
+    # None where the class defines no __init__
+    init_setup: tuple[tuple[str, str, str], ...] | None = None
     # what __init__ and __str__ make (init_params, init_parts, init_candidates, from_str,
-    # super_args, plain_args, caller_set, init_defaults, init_of) was not read (summarize's
-    # `partial`: a class not on the line of one named as an exception in its file):
-    # those fields hold their defaults, and a reader needing them summarizes the file whole
+    # super_args, plain_args, caller_set, init_defaults, init_of, init_setup) was not read
+    # (summarize's `partial`: a class not on the line of one named as an exception in its
+    # file): those fields hold their defaults, and a reader needing them summarizes the
+    # file whole
     deferred: bool = False
 
 

@@ -406,7 +406,7 @@ def _class_info(row: list[Any]) -> ClassInfo:
         constants = tuple((str(n), str(v)) for n, v in constants)
         return ClassInfo(q, tuple(b), d, constants=constants, deferred=True)
     (q, b, d, p, parts, others, from_str, supers, plain, constants, caller_set,
-     defaults, init_of) = row  # fmt: skip
+     defaults, init_of, setup) = row  # fmt: skip
     return ClassInfo(
         q,
         tuple(b),
@@ -421,6 +421,7 @@ def _class_info(row: list[Any]) -> ClassInfo:
         tuple(map(str, caller_set)),
         tuple((str(name), _parts(value)) for name, value in defaults),
         None if init_of is None else str(init_of),
+        None if setup is None else tuple((str(k), str(a), str(b)) for k, a, b in setup),
     )
 
 
@@ -442,6 +443,7 @@ def _summary_row(summary: FileSummary) -> list[Any]:
             list(c.caller_set),
             [[name, _part_rows(value)] for name, value in c.init_defaults],
             c.init_of,
+            None if c.init_setup is None else [list(entry) for entry in c.init_setup],
         ]
         for c in summary.classes
     ]

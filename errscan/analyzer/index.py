@@ -18,7 +18,7 @@ from errscan.analyzer import stdlib
 from errscan.analyzer.files import Listing
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.exception import looks_like_class_name
-from errscan.extractors.summary import UNKNOWN_STR
+from errscan.extractors.summary import ATTRS_FORMAT, UNKNOWN_STR
 from errscan.frozen import frozen
 from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
 
@@ -264,6 +264,10 @@ class ExceptionInfo:
     # an __init__ below `init` that errscan could not read passes on what the call gave,
     # made into something else (pathvalidate's `super().__init__(args, **kwargs)`)
     init_fed_unread: bool = False
+    # where a class of the line formats a text with the instance's attributes
+    # (summary.ATTRS_FORMAT): the classes whose __init__ runs, from the one raised up to
+    # that one, each for its ClassInfo.init_setup
+    runs: tuple[ClassInfo, ...] = ()
 
 
 @frozen
@@ -942,10 +946,20 @@ class Index:
             # str() is ""): what an __init__ composes is not the text
             init = replace(init, init_parts=(MessagePart(expr=UNKNOWN_STR),), init_candidates=())
         key_quoted = to_builtin and len(passed) == 1 == len(given) and stop == "builtins.KeyError"
+        runs: list[ClassInfo] = []
+        for cls in order:  # up to the nearest __str__, where it is such a one
+            if id(cls) not in skipped:
+                runs.append(cls)
+            if cls.from_str:
+                if not any(_attrs_formatted(part) for part in cls.init_parts):
+                    runs = []
+                break
+        else:
+            runs = []
         return ExceptionInfo(
             qualname, tuple(bases), doc, init, str_of, chain, args_of_init,
             init is None and unread, args_str, found, caller_set, builtin_base, key_quoted,
-            init is not None and unread,
+            init is not None and unread, tuple(runs),
         )  # fmt: skip
 
     def _init_skipped(self, order: list[ClassInfo], names: list[str]) -> list[ClassInfo]:
@@ -1081,6 +1095,10 @@ def _c3(lines: list[list[str]]) -> list[str] | None:
         pending = [line[1:] if line[0] == head else line for line in pending]
         pending = [line for line in pending if line]
     return out
+
+
+def _attrs_formatted(part: MessagePart) -> bool:
+    return part.expr is not None and part.expr.startswith(ATTRS_FORMAT)
 
 
 def _builtin_ancestors(qualname: str) -> list[str]:

@@ -28,12 +28,14 @@ from errscan.extractors.message import (
 )
 from errscan.extractors.source import Source, canonical
 from errscan.extractors.summary import (
+    ATTRS_FORMAT,
     CLASS_CONSTANT,
     CLASS_NAME,
     FIRST_ARGUMENT,
     FORMAT_CONSTANT,
     FORWARDED_ARGS,
     FORWARDED_KEYWORDS,
+    NOT_GIVEN,
     OR_CONSTANT,
     OR_DEFAULT,
     PERCENT_OF,
@@ -119,6 +121,9 @@ def link(
         )
         if passed_on:
             composed = site.message_parts
+        if info.runs:  # astroid's `self.message.format(**vars(self))`
+            formatted = _attrs_text(site, info)
+            composed = formatted if formatted is not None else (MessagePart(expr=UNKNOWN_STR),)
         if composed is None and init is not None and _str_may_read_more(init, info, site):
             composed = (MessagePart(expr=UNKNOWN_STR),)
         if composed is None and init is not None and _formats_arguments(init):
@@ -263,6 +268,183 @@ def _with_constants(
             out.append(part._replace(expr=f"self.{name}"))
         else:
             out.append(inline(part._replace(expr=value)))
+    return tuple(merge(out))
+
+
+_Parts = tuple[MessagePart, ...]
+
+
+def _attrs_text(site: Site, info: ExceptionInfo) -> _Parts | None:
+    """The text of a class whose __str__ formats a text with the instance's attributes
+    (summary.ATTRS_FORMAT, astroid's errors), the call's arguments followed through each
+    __init__ of the line (info.runs) to the attributes they set; None where a step is
+    not read, or an attribute the text reads is set twice."""
+    if site.kind != "raise" or site.message_source == "factory":
+        return None
+    if site.message_source == "unresolved" and not site.call_args:
+        return None  # `raise cached`, an instance made before: what it was made of is not known
+    if any(arg.startswith("**") for arg in site.args) or any(
+        keyword is None and text.startswith("*") for keyword, text in site.call_args
+    ):
+        return None  # `E(**error.args[0])`: which arguments is not known
+    args: list[tuple[str | None, _Parts]] = [(k, _argument(t)) for k, t in site.call_args]
+    attributes: dict[str, _Parts | None] = {}
+    for cls in info.runs:
+        setup = cls.init_setup
+        marker = next(
+            (p.expr for p in cls.init_parts if p.expr and p.expr.startswith(ATTRS_FORMAT)), None
+        )
+        if setup is None:
+            if marker is not None:
+                return None
+            continue  # no __init__ of its own: the next one runs, given the same
+        bound = _bound_setup(setup, args)
+        if bound is None:
+            return None
+        named, extra = bound
+        for kind, first, second in setup:
+            if kind == "attr":
+                value = named.get(second) if second else None
+                attributes[first] = None if first in attributes else value
+            elif kind == "setattr":
+                for keyword, given in extra:
+                    attributes[keyword] = None if keyword in attributes else given
+        if marker is not None and cls.from_str:
+            param, left_out, fallback = marker[len(ATTRS_FORMAT) :].split("|")
+            message = named.get(param)
+            if left_out:
+                attributes.pop(left_out, None)
+            if message is None:
+                return None
+            return _format_attributes(message, attributes, fallback == "!")
+        if not any(kind == "super()" for kind, _, _ in setup):
+            return None  # its bases' __init__s never run
+        passed: list[tuple[str | None, _Parts]] = []
+        kwarg = next((name for kind, name, _ in setup if kind == "**"), None)
+        for kind, keyword, text in setup:
+            if kind != "super":
+                continue
+            if keyword == "**" and text == kwarg:
+                passed.extend(extra)
+                continue
+            if keyword in ("*", "**"):
+                return None
+            value = _in_terms_of(text, named)
+            if value is None:
+                return None
+            passed.append((keyword or None, value))
+        args = passed
+    return None
+
+
+def _argument(text: str) -> _Parts:
+    """A call's argument as a template: a string expression's, else the value itself (a
+    literal too: `None` is formatted as what it is, not as a text)."""
+    spliced = _string_argument(text)
+    return spliced if spliced is not None else (MessagePart(expr=text),)
+
+
+def _bound_setup(
+    setup: tuple[tuple[str, str, str], ...], args: list[tuple[str | None, _Parts]]
+) -> tuple[dict[str, _Parts], list[tuple[str, _Parts]]] | None:
+    """The value of each of an __init__'s parameters (ClassInfo.init_setup) a call with
+    `args` gives, and the keywords its `**` parameter takes; None where the call does
+    not fit."""
+    positional = [name for kind, name, _ in setup if kind in ("param", "param=")]
+    keywords = {name for kind, name, _ in setup if kind in ("param", "param=", "kwonly", "kwonly=")}
+    takes_rest = any(kind == "*" for kind, _, _ in setup)
+    takes_keywords = any(kind == "**" for kind, _, _ in setup)
+    named: dict[str, _Parts] = {}
+    extra: list[tuple[str, _Parts]] = []
+    given = [value for keyword, value in args if keyword is None]
+    if len(given) > len(positional) and not takes_rest:
+        return None
+    named.update(zip(positional, given, strict=False))
+    for keyword, value in args:
+        if keyword is None:
+            continue
+        if keyword in keywords and keyword not in named:
+            named[keyword] = value
+        elif keyword not in keywords and takes_keywords:
+            extra.append((keyword, value))
+        else:
+            return None
+    for kind, name, default in setup:
+        if name in named or kind not in ("param", "param=", "kwonly", "kwonly="):
+            continue
+        if not kind.endswith("="):
+            return None  # a parameter without a default, not given
+        named[name] = _argument(default)
+    return named, extra
+
+
+def _in_terms_of(text: str, named: Mapping[str, _Parts]) -> _Parts | None:
+    """What an __init__ passes on (`text`, in terms of its parameters) as a template in
+    terms of the call's arguments; None where that is not read."""
+    if text in named:
+        return named[text]
+    parts = _string_argument(text)
+    if parts is None:
+        try:
+            node = ast.parse(text, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if any(isinstance(n, ast.Name) and n.id in named for n in ast.walk(node)):
+            return None
+        return (MessagePart(expr=text),)
+    out: list[MessagePart] = []
+    for part in parts:
+        value = named.get(part.expr) if part.expr is not None else None
+        if part.expr is None or value is None:
+            out.append(part)
+        elif part.conversion in (None, "s") and not part.format_spec:
+            out.extend(value)
+        elif len(value) == 1 and value[0].expr is not None:
+            out.append(inline(part._replace(expr=value[0].expr)))
+        else:
+            return None
+    return tuple(merge(out))
+
+
+def _format_attributes(
+    text: _Parts, attributes: Mapping[str, _Parts | None], fallback: bool
+) -> _Parts | None:
+    """`text`.format(**attributes), its literal parts read as the format string (what a
+    placeholder holds at run time is taken to hold no braces); where formatting fails
+    (a field no attribute holds), `text` itself if `fallback`, else None."""
+    out: list[MessagePart] = []
+    for part in text:
+        if part.text is None:
+            out.append(inline(part))
+            continue
+        try:
+            pieces = list(string.Formatter().parse(part.text))
+        except ValueError:  # a lone brace
+            return text if fallback else None
+        for literal, field, spec, conversion in pieces:
+            if literal:
+                out.append(MessagePart(text=literal))
+            if field is None:
+                continue
+            if not field.isidentifier() or field not in attributes:
+                # `{}`, `{0}` (positional), `{x.y}`, or no such attribute: KeyError and
+                # the like, unless the attribute is set somewhere errscan does not see
+                if field.isidentifier() or field == "" or field.isdigit():
+                    return text if fallback else None
+                return None
+            value = attributes[field]
+            if value is None or (spec and "{" in spec):
+                return None
+            if conversion in (None, "s") and not spec:
+                out.extend(inline(piece) for piece in value)
+            elif len(value) == 1 and value[0].expr is not None:
+                out.append(inline(MessagePart(expr=value[0].expr, conversion=conversion,
+                                              format_spec=spec or None)))  # fmt: skip
+            elif len(value) == 1 and value[0].text is not None:
+                out.append(inline(MessagePart(expr=repr(value[0].text), conversion=conversion,
+                                              format_spec=spec or None)))  # fmt: skip
+            else:
+                return None
     return tuple(merge(out))
 
 
@@ -846,6 +1028,19 @@ def _bound(
                     return None
                 carried.setdefault(str(given), made)
                 out.append(part._replace(expr=OR_DEFAULT + str(given)))
+                continue
+            part = part._replace(expr=param)
+        if part.expr is not None and part.expr.startswith(NOT_GIVEN):
+            param = part.expr[len(NOT_GIVEN) :]
+            default = (defaults or {}).get(param)
+            given = bound.get(param)
+            if given is None and default is not None:
+                # case: E() of `def __init__(self, message="Bad input")`
+                out.extend(default)
+                continue
+            if given is not None and given in through:
+                # a subclass passing its own parameter on: its own default, if any
+                out.append(part._replace(expr=NOT_GIVEN + given))
                 continue
             part = part._replace(expr=param)
         if part.expr is not None and part.expr.startswith(OR_CONSTANT):

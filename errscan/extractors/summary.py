@@ -526,6 +526,14 @@ def _classes(
         if defaults:  # `{message}` of `if message is None: message = ...`
             parts = _or_default(parts, defaults)
             others = tuple(_or_default(other, defaults) for other in others)
+        # (not where a __str__ decides: its paths may hold only where the call gave one)
+        unset = {}
+        if init is not None and params and found is None:
+            unset = _signature_defaults(init, params, defaults)
+        if unset:  # `{message}` of `def __init__(self, message="Bad input")`
+            parts = _or_default(parts, unset, NOT_GIVEN)
+            others = tuple(_or_default(other, unset, NOT_GIVEN) for other in others)
+            defaults.update(unset)
         yield ClassInfo(
             qualname,
             bases,
@@ -540,6 +548,7 @@ def _classes(
             caller_set=_caller_set(init, init_nodes),
             init_defaults=tuple(sorted(defaults.items())),
             init_of=_init_of(init_nodes, bases, src),
+            init_setup=_init_setup(init, src) if init is not None else None,
         )
 
 
@@ -572,6 +581,38 @@ def _param_defaults(
         )
         found = {param: parts for param, parts in found.items() if stored[param] == 1}
     return found
+
+
+def _signature_defaults(
+    init: ast.FunctionDef, params: Sequence[str] | None, made: Mapping[str, object]
+) -> dict[str, tuple[MessagePart, ...]]:
+    """The parameters whose default in the signature is a string (`message="Bad
+    input"`), with that text: what the parameter holds where the call gives none, as
+    long as __init__ never assigns it (`made`: those it gives a value of its own)."""
+    args = init.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
+    wanted = {
+        arg.arg: value.value
+        for arg, value in pairs
+        if arg.arg in (params or ()) and arg.arg not in made
+        and isinstance(value, ast.Constant) and isinstance(value.value, str)
+    }  # fmt: skip
+    if not wanted:
+        return {}
+    stored = {
+        node.id
+        for node in scope.own_nodes(init.body)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    }
+    return {
+        param: (MessagePart(text=text),) if text else ()
+        for param, text in wanted.items()
+        if param not in stored
+    }
 
 
 def _default_of(
@@ -647,12 +688,19 @@ OR_DEFAULT = "__argument_or_default__."  # the argument where the call gives one
 # default __init__ makes (ClassInfo.init_defaults)
 
 
+# the argument where the call gives one, else the default of __init__'s signature (a
+# string: ClassInfo.init_defaults): unlike OR_DEFAULT's, not where the call gives None
+NOT_GIVEN = "__argument_or_signature_default__."
+
+
 def _or_default(
-    parts: tuple[MessagePart, ...], defaults: Mapping[str, tuple[MessagePart, ...]]
+    parts: tuple[MessagePart, ...],
+    defaults: Mapping[str, tuple[MessagePart, ...]],
+    marker: str = OR_DEFAULT,
 ) -> tuple[MessagePart, ...]:
-    """`parts` with each plain placeholder of a defaulted parameter marked OR_DEFAULT."""
+    """`parts` with each plain placeholder of a defaulted parameter marked (OR_DEFAULT)."""
     return tuple(
-        part._replace(expr=OR_DEFAULT + part.expr)
+        part._replace(expr=marker + part.expr)
         if part.expr is not None
         and part.expr in defaults
         and part.conversion in (None, "s")
@@ -749,6 +797,202 @@ def _formats_its_keywords(returns: list[ast.expr | None], init: ast.FunctionDef)
         ):
             return found[0]
     return None
+
+
+# __str__'s `self.X.format(**vars(self))`: the text of __init__'s parameter P that X holds,
+# formatted with the instance's attributes (astroid's errors). ATTRS_FORMAT + "P|E|F": E
+# the attribute left out of the fields ("" for none), F "!" where a failure to format
+# returns the text as it is (`except (LookupError, ...): return self.X`)
+ATTRS_FORMAT = "__attributes_formatted__."
+
+
+def _attrs_format(
+    method: ast.FunctionDef,
+    paths: list[tuple[ast.Return, ast.FunctionDef, bool]],
+    init: ast.FunctionDef,
+) -> str | None:
+    """ATTRS_FORMAT's "P|E|F" where __str__ returns `self.X.format(**M)` of M the
+    instance's attributes (`vars(self)`, `self.__dict__`, or a local assigned once `{k:
+    v for k, v in vars(self).items() if k != "E"}`), maybe `self.X` where that fails, and
+    __init__ sets X to its parameter P; else None."""
+    formatted = [ret for ret, owner, handled in paths if owner is method and not handled]
+    failed = [ret for ret, owner, handled in paths if owner is method and handled]
+    if len(formatted) != 1 or len(failed) > 1 or len(paths) != len(formatted) + len(failed):
+        return None
+    value = formatted[0].value
+    found = _self_format(value) if value is not None else None
+    if found is None:
+        return None
+    attribute, mapping = found
+    left_out: str | None = ""
+    if isinstance(mapping, ast.Name):
+        assigned = [
+            node.value
+            for node in scope.own_nodes(method.body)
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == mapping.id
+        ]
+        left_out = _attributes_left_out(assigned[0]) if len(assigned) == 1 else None
+    elif not _instance_attributes(mapping):
+        left_out = None
+    if left_out is None:
+        return None
+    if failed:
+        other = failed[0].value
+        if other is None or not _is_self_attribute(other, attribute):
+            return None
+    params = set(_positional(init)) | {arg.arg for arg in init.args.kwonlyargs}
+    param = _attributes(init, params).get(attribute)
+    if param is None:
+        return None
+    return f"{param}|{left_out}|{'!' if failed else ''}"
+
+
+def _instance_attributes(node: ast.expr) -> bool:
+    """`vars(self)` or `self.__dict__`."""
+    return _is_self_attribute(node, "__dict__") or (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "vars"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == "self"
+    )
+
+
+def _attributes_left_out(node: ast.expr) -> str | None:
+    """ "" where `node` is the instance's attributes, E where it is `{k: v for k, v in
+    vars(self).items() if k != "E"}`; None for anything else."""
+    if _instance_attributes(node):
+        return ""
+    if not (isinstance(node, ast.DictComp) and len(node.generators) == 1):
+        return None
+    loop = node.generators[0]
+    target, source = loop.target, loop.iter
+    if not (
+        isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and isinstance(source, ast.Call)
+        and isinstance(source.func, ast.Attribute)
+        and source.func.attr == "items"
+        and not source.args
+        and _instance_attributes(source.func.value)
+        and not loop.is_async
+    ):
+        return None
+    key, item = (_name_of(e) for e in target.elts)
+    if not (
+        isinstance(node.key, ast.Name) and node.key.id == key
+        and isinstance(node.value, ast.Name) and node.value.id == item
+    ):  # fmt: skip
+        return None
+    if not loop.ifs:
+        return ""
+    test = loop.ifs[0]
+    if (
+        len(loop.ifs) == 1
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == key
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.NotEq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, str)
+        and "|" not in test.comparators[0].value
+    ):
+        return test.comparators[0].value
+    return None
+
+
+def _name_of(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str], ...]:
+    """ClassInfo.init_setup: __init__'s parameters, the attributes it sets at its top
+    level, and what it passes to super().__init__."""
+    args = init.args
+    positional = [*args.posonlyargs, *args.args][1:]
+    defaults: dict[str, ast.expr] = {}
+    every = [*args.posonlyargs, *args.args]
+    for arg, value in zip(reversed(every), reversed(args.defaults), strict=False):
+        defaults[arg.arg] = value
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            defaults[arg.arg] = default
+    out: list[tuple[str, str, str]] = []
+
+    def entry(kind: str, arg: ast.arg) -> tuple[str, str, str]:
+        default = defaults.get(arg.arg)
+        return (f"{kind}=", arg.arg, src.expression(default)) if default else (kind, arg.arg, "")
+
+    out.extend(entry("param", arg) for arg in positional)
+    if args.vararg is not None:
+        out.append(("*", args.vararg.arg, ""))
+    out.extend(entry("kwonly", arg) for arg in args.kwonlyargs)
+    if args.kwarg is not None:
+        out.append(("**", args.kwarg.arg, ""))
+    names = {arg.arg for arg in (*positional, *args.kwonlyargs)}
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if _is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    value = stmt.value
+                    param = value.id if isinstance(value, ast.Name) and value.id in names else ""
+                    out.append(("attr", target.attr, param))
+        elif isinstance(stmt, ast.For) and args.kwarg is not None:
+            loop = _setattr_loop(stmt)
+            if loop is not None and loop == args.kwarg.arg:
+                out.append(("setattr", loop, ""))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if _is_super_init(call):
+                passed = call.args[1:] if _explicit_base(call) else call.args
+                out.append(("super()", "", ""))
+                for given in passed:
+                    if isinstance(given, ast.Starred):
+                        out.append(("super", "*", src.expression(given.value)))
+                    else:
+                        out.append(("super", "", src.expression(given)))
+                for keyword in call.keywords:
+                    out.append(("super", keyword.arg or "**", src.expression(keyword.value)))
+    return tuple(out)
+
+
+def _setattr_loop(stmt: ast.For) -> str | None:
+    """KW of `for k, v in KW.items(): setattr(self, k, v)`."""
+    target, source = stmt.target, stmt.iter
+    if not (
+        len(stmt.body) == 1
+        and not stmt.orelse
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and isinstance(source, ast.Call)
+        and isinstance(source.func, ast.Attribute)
+        and source.func.attr == "items"
+        and isinstance(source.func.value, ast.Name)
+        and not source.args
+    ):
+        return None
+    body = stmt.body[0]
+    call = body.value if isinstance(body, ast.Expr) else None
+    names = [_name_of(e) for e in target.elts]
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "setattr"
+        and len(call.args) == 3
+        and not call.keywords
+        and [_name_of(a) for a in call.args] == ["self", *names]
+    ):
+        return None
+    return source.func.value.id
 
 
 def _is_self_attribute(node: ast.expr, name: str | None = None) -> bool:
@@ -967,6 +1211,9 @@ def _str_template(
     constant = _formats_its_keywords(returns, init) if init is not None else None
     if constant is not None:  # pydantic's msg_template, filled with the call's keywords
         return (), (MessagePart(expr=FORMAT_CONSTANT + constant),), ()
+    attrs_format = _attrs_format(method, paths, init) if init is not None else None
+    if attrs_format is not None:  # astroid's `self.message.format(**vars(self))`
+        return tuple(params), (MessagePart(expr=ATTRS_FORMAT + attrs_format),), ()
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
