@@ -174,6 +174,7 @@ def test_templates_match_runtime_messages(
         "case_str_not_read_reading_what_an_init_not_read_sets",
         "case_text_formatted_with_an_attribute_a_base_sets_again",
         "case_text_formatted_by_a_str_of_its_own",
+        "case_text_formatted_with_an_attribute_set_in_an_if",
     ]  # fmt: skip
 
 

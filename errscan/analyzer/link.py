@@ -124,6 +124,7 @@ def link(
         if info.runs:  # astroid's `self.message.format(**vars(self))`
             formatted = _attrs_text(site, info)
             composed = formatted if formatted is not None else (MessagePart(expr=UNKNOWN_STR),)
+            init = None  # nor the paths of what its __init__s pass on
         if composed is None and init is not None and _str_may_read_more(init, info, site):
             composed = (MessagePart(expr=UNKNOWN_STR),)
         if composed is None and init is not None and _formats_arguments(init):
@@ -428,8 +429,9 @@ def _format_attributes(
                 continue
             if not field.isidentifier() or field not in attributes:
                 # `{}`, `{0}` (positional), `{x.y}`, or no such attribute: KeyError and
-                # the like, unless the attribute is set somewhere errscan does not see
-                if field.isidentifier() or field == "" or field.isdigit():
+                # the like, unless an __init__ may set any attribute ("*")
+                failed = field.isidentifier() or field == "" or field.isdigit()
+                if failed and "*" not in attributes:
                     return text if fallback else None
                 return None
             value = attributes[field]

@@ -826,14 +826,7 @@ def _attrs_format(
     attribute, mapping = found
     left_out: str | None = ""
     if isinstance(mapping, ast.Name):
-        assigned = [
-            node.value
-            for node in scope.own_nodes(method.body)
-            if isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == mapping.id
-        ]
+        assigned = _assigned_in(method, mapping.id)
         left_out = _attributes_left_out(assigned[0]) if len(assigned) == 1 else None
     elif not _instance_attributes(mapping):
         left_out = None
@@ -937,18 +930,22 @@ def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str
     if args.kwarg is not None:
         out.append(("**", args.kwarg.arg, ""))
     names = {arg.arg for arg in (*positional, *args.kwonlyargs)}
+    read: set[int] = set()  # the nodes read below as the top level's own
     for stmt in init.body:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if _is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    value = stmt.value
-                    param = value.id if isinstance(value, ast.Name) and value.id in names else ""
-                    out.append(("attr", target.attr, param))
+        target = (
+            stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        )
+        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Attribute):
+            if _is_self_attribute(target):
+                value = stmt.value
+                param = value.id if isinstance(value, ast.Name) and value.id in names else ""
+                out.append(("attr", target.attr, param))
+                read.add(id(target))
         elif isinstance(stmt, ast.For) and args.kwarg is not None:
             loop = _setattr_loop(stmt)
             if loop is not None and loop == args.kwarg.arg:
                 out.append(("setattr", loop, ""))
+                read.update(id(node) for node in ast.walk(stmt))
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
             if _is_super_init(call):
@@ -961,6 +958,19 @@ def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str
                         out.append(("super", "", src.expression(given)))
                 for keyword in call.keywords:
                     out.append(("super", keyword.arg or "**", src.expression(keyword.value)))
+    for node in scope.own_nodes(init.body):
+        # any other attribute set (in an if, a loop, a tuple): its value not read; one
+        # of `self.__dict__` or setattr() elsewhere: any attribute may be, "*"
+        if id(node) in read:
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if _is_self_attribute(node):
+                out.append(("attr", node.attr, ""))
+        elif (isinstance(node, ast.Attribute) and node.attr == "__dict__") or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+        ):  # fmt: skip
+            out.append(("attr", "*", ""))
     return tuple(out)
 
 
@@ -1658,15 +1668,9 @@ def _is_base_str(node: ast.expr) -> bool:
     return _is_first_argument(node)
 
 
-def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> str | None:
-    """For `"sep".join(lines)` of a list `lines = [first, ...]` assigned once in the
-    method: the parameter `first` stands for; else None."""
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "join" and isinstance(value.func.value, ast.Constant)
-            and len(value.args) == 1 and isinstance(value.args[0], ast.Name)):  # fmt: skip
-        return None
-    name = value.args[0].id
-    lists = [
+def _assigned_in(method: ast.FunctionDef, name: str) -> list[ast.expr]:
+    """The values `name = ...` statements of the method's own give the local."""
+    return [
         node.value
         for node in scope.own_nodes(method.body)
         if isinstance(node, ast.Assign)
@@ -1674,6 +1678,16 @@ def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> st
         and isinstance(node.targets[0], ast.Name)
         and node.targets[0].id == name
     ]
+
+
+def _joined_first(value: ast.expr, method: ast.FunctionDef, mapped: _Self) -> str | None:
+    """For `"sep".join(lines)` of a list `lines = [first, ...]` assigned once in the
+    method: the parameter `first` stands for; else None."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "join" and isinstance(value.func.value, ast.Constant)
+            and len(value.args) == 1 and isinstance(value.args[0], ast.Name)):  # fmt: skip
+        return None
+    lists = _assigned_in(method, value.args[0].id)
     if len(lists) != 1 or not isinstance(lists[0], ast.List) or not lists[0].elts:
         return None
     first = _uncast(mapped.visit(copy.deepcopy(lists[0].elts[0])))
