@@ -127,6 +127,10 @@ def link(
             init = None  # nor the paths of what its __init__s pass on
         if composed is None and init is not None and _str_may_read_more(init, info, site):
             composed = (MessagePart(expr=UNKNOWN_STR),)
+        if composed is not None and any(part.expr == FIRST_ARGUMENT for part in composed):
+            # a __str__ reading args[0] of a call without arguments (sympy's `raise
+            # ArgumentIndexError`): str() itself fails
+            composed = (MessagePart(expr=UNKNOWN_STR),)
         if composed is None and init is not None and _formats_arguments(init):
             # a format string the call gives as no literal (`str(e) + ": %s"`): the text
             # is what formatting it makes, not the argument

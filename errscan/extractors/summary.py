@@ -1239,7 +1239,6 @@ def _str_template(
     mapped = _Self(attributes, qualname, constants, guarded, super_str=_builtin_bases(cls))
     found: list[tuple[MessagePart, ...]] = []
     failed: list[tuple[MessagePart, ...]] = []  # the text of a __str__ that failed
-    partial = 0  # paths read with a part that reads the instance left a placeholder
     for stmt, owner, handled in paths:
         value = stmt.value
         assert value is not None
@@ -1257,7 +1256,8 @@ def _str_template(
             continue
         # its locals read where they are plain (pyparsing's `found_phrase = f", found
         # {self.found}" if self.found else ""`): a path each
-        lookup = _InitLookup(owner.body, stmt)  # its locals as they reach the return
+        # its locals as they reach the return, and the module's constants
+        lookup = _InitLookup(owner.body, stmt, constants.module, owner)
         read = [
             mapped.parts(parts)
             for t in message.templates(value, src, lookup)
@@ -1277,9 +1277,11 @@ def _str_template(
             tuple(part for part in masked if part.expr != UNKNOWN_STR), params
         ):
             # typeguard's `" of ".join(self._path) + " " + str(self.args[0])`: the
-            # argument's text, after what the instance holds at run time
+            # argument's text, after what the instance holds at run time; pint's
+            # `"... unit (%s)." % ", ".join(str(u) for u in self.yield_units()) + ...`:
+            # the text around what the instance holds (each path's literal text is
+            # what that path always writes)
             found.append(masked)
-            partial += 1
             continue
         first = _joined_first(value, method, mapped)
         if first in params:  # "\n".join([self.message, location, ...]): the message, then more
@@ -1297,8 +1299,6 @@ def _str_template(
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     if not found:  # every path is one of failure
         found, failed = failed, []
-    if partial == len(found):  # no path read whole: nothing to stand behind
-        return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
     general = _most_general(found)
     others = tuple(dict.fromkeys(parts for parts in [*found, *failed] if parts != general))
     return tuple(params), general, others
@@ -2030,9 +2030,33 @@ class _InitLookup(message.NoLookup):
     """Local assignments of a method as they reach a statement (in __init__, the super()
     call; in __str__, a return); parameters stay placeholders."""
 
-    def __init__(self, body: list[ast.stmt], stmt: ast.stmt) -> None:
+    def __init__(
+        self,
+        body: list[ast.stmt],
+        stmt: ast.stmt,
+        module: Mapping[str, ast.expr] | None = None,
+        method: ast.FunctionDef | None = None,
+    ) -> None:
+        """`module`: the module's constants, read where `method` (whose parameters
+        stay placeholders) binds no local of the name."""
         self.body = body
         self.stmt = stmt
+        self.module = module or {}
+        self.own: set[str] = set()
+        if method is not None and self.module:
+            args = method.args
+            every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            self.own = {a.arg for a in every if a is not None}
+            self.own |= {
+                n.id for n in scope.own_nodes(method.body)
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+            }  # fmt: skip
 
     def local(self, name: str) -> list[bindings.Chain] | None:
         return bindings.reaching(self.body, self.stmt, name)
+
+    def constant(self, node: ast.expr) -> ast.expr | None:
+        # case: NAME, a module constant the method does not hide
+        if isinstance(node, ast.Name) and node.id not in self.own:
+            return self.module.get(node.id)
+        return None

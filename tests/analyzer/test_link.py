@@ -228,3 +228,32 @@ def test_a_classmethod_s_text_holds_the_class_constants_of_the_class_it_makes() 
          "factory"),
         ("flaky.Sub", "Other.\n\n{n} more", "factory"),
     ]  # fmt: skip
+
+
+
+_READS_ARGS = """
+class Failed(ValueError):
+    def notes(self):
+        return []
+
+    def __str__(self):
+        return "failed: %s (%s)" % (self.args[0], ", ".join(self.notes()))
+
+
+def given(x):
+    raise Failed(x)
+
+
+def bare():
+    raise Failed
+"""
+
+
+def test_a_str_of_one_path_reading_the_instance_and_args() -> None:
+    """The text around what a method of the instance gives, with the call's argument in;
+    none where the call gives no argument, whose args[0] fails (sympy's `raise
+    ArgumentIndexError`): str() itself raises, so no template stands for it."""
+    records = {r.function: r for r in errscan.extract_source(_READS_ARGS)}
+    assert records["given"].message == "failed: {x} ({str(self)})"
+    assert records["bare"].message is None
+    assert records["bare"].message_source == "unresolved"
