@@ -230,7 +230,6 @@ def test_a_classmethod_s_text_holds_the_class_constants_of_the_class_it_makes() 
     ]  # fmt: skip
 
 
-
 _READS_ARGS = """
 class Failed(ValueError):
     def notes(self):
