@@ -119,12 +119,16 @@ def link(
             and site.message is not None
             and composed[0].expr == _message_argument(site)
         )
+        # the argument's text spliced in whole (click's `BadParameter(ngettext("...1 was
+        # given.", "...{len} were given.", n).format(...))`): the site's own candidates
+        # are the text's too (the plural), besides the class's paths
+        spliced = not passed_on and site.message is not None and composed == site.message_parts
         if passed_on:
             composed = site.message_parts
         if info.runs:  # astroid's `self.message.format(**vars(self))`
             formatted = _attrs_text(site, info)
             composed = formatted if formatted is not None else (MessagePart(expr=UNKNOWN_STR),)
-            init = None  # nor the paths of what its __init__s pass on
+            init, spliced = None, False  # nor the paths of what its __init__s pass on
         if composed is None and init is not None and _str_may_read_more(init, info, site):
             composed = (MessagePart(expr=UNKNOWN_STR),)
         if composed is not None and any(part.expr == FIRST_ARGUMENT for part in composed):
@@ -211,7 +215,9 @@ def link(
                 message_source=source,
                 message_candidates=site.message_candidates
                 if passed_on
-                else tuple(dict.fromkeys([text, *paths])),
+                else tuple(
+                    dict.fromkeys([text, *paths, *(site.message_candidates if spliced else ())])
+                ),
             )
         if composed and all(part.expr == UNKNOWN_STR for part in composed):
             # a class whose __str__ errscan cannot read: unresolved, not a guess

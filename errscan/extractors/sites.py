@@ -471,7 +471,7 @@ class _SiteReader:
             thrown = exception.Raised(unparse(annotation), None, (), no_message=False)
             return self._site(node, frame, "raise", thrown)
         defaults = frame.defaults + self._bound_by_callers(built, frame)
-        thrown = exception.raised(_defaulted(built, defaults), self.src)
+        thrown = exception.raised(_defaulted(_of_cls(built, frame), defaults), self.src)
         if thrown.exception == "SystemExit":
             status = thrown.positional[0] if thrown.positional else None
             return self._exit(node, frame, _exit_code_is_no_message(thrown, self.src), status)
@@ -1163,6 +1163,35 @@ def _passed(call: ast.Call, positional: list[str], param: str) -> ast.expr | Non
     if 0 <= index < len(call.args):
         return call.args[index]
     return next((k.value for k in call.keywords if k.arg == param), None)
+
+
+def _of_cls(raised: ast.expr | None, frame: _Frame) -> ast.expr | None:
+    """`raise cls(...)` (or `raise cls`) in a classmethod: the class that defines it,
+    named as in its module (icalendar's `JCalParsingError.validate_value`); it may be
+    called on a subclass, as a classmethod's `return cls(...)` may (Index.factory_class)."""
+    target = raised.func if isinstance(raised, ast.Call) else raised
+    function = frame.function
+    if not (isinstance(target, ast.Name) and target.id == "cls") or function is None:
+        return raised
+    args = function.args
+    first = [*args.posonlyargs, *args.args][:1]
+    if (
+        frame.cls is None
+        or "<" in frame.cls  # a class defined in a function: no name in its module
+        or not first
+        or first[0].arg != "cls"
+        or not any(
+            isinstance(d, ast.Name) and d.id == "classmethod" for d in function.decorator_list
+        )
+    ):
+        return raised
+    names = frame.cls.split(".")
+    named: ast.expr = ast.Name(id=names[0], ctx=ast.Load())
+    for name in names[1:]:
+        named = ast.Attribute(value=named, attr=name, ctx=ast.Load())
+    if isinstance(raised, ast.Call):
+        return ast.Call(func=named, args=raised.args, keywords=raised.keywords)
+    return named
 
 
 def _defaulted(

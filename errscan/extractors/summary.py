@@ -906,8 +906,9 @@ def _name_of(node: ast.expr) -> str:
 
 
 def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str], ...]:
-    """ClassInfo.init_setup: __init__'s parameters, the attributes it sets at its top
-    level, and what it passes to super().__init__."""
+    """ClassInfo.init_setup: __init__'s parameters, the attributes it sets (the value of
+    a top-level `self.X = P` of a parameter P, any other's not read), and what it passes
+    to super().__init__."""
     args = init.args
     positional = [*args.posonlyargs, *args.args][1:]
     defaults: dict[str, ast.expr] = {}
