@@ -497,6 +497,18 @@ PROJECTS = {
             _NO_ADDOPTS,
             root="",
         ),
+        # its stream-lifecycle stress tests take many minutes under the capture
+        Project("click", "8.5.1", "click", (), (*_NO_ADDOPTS, "-k", "not stress")),
+        Project(
+            "icalendar",
+            "7.3.2",
+            "icalendar",
+            ("python-dateutil", "tzdata", "hypothesis", "pytz"),
+            _NO_ADDOPTS,
+            "src/icalendar/tests",
+        ),
+        Project("parso", "0.8.7", "parso", (), _NO_ADDOPTS, "test", root=""),
+        Project("bleach", "6.4.0", "bleach", ("webencodings", "tinycss2"), _NO_ADDOPTS, root=""),
     ]
 }
 
