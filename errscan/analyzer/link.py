@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import functools
 import hashlib
+import json
 import os
 import re
 import string
@@ -35,6 +36,7 @@ from errscan.extractors.summary import (
     FORMAT_CONSTANT,
     FORWARDED_ARGS,
     FORWARDED_KEYWORDS,
+    JOINED_LINES,
     NOT_GIVEN,
     OR_CONSTANT,
     OR_DEFAULT,
@@ -1042,6 +1044,14 @@ def _bound(
                 out.append(part._replace(expr=OR_DEFAULT + str(given)))
                 continue
             part = part._replace(expr=param)
+        if part.expr is not None and part.expr.startswith(JOINED_LINES):
+            if through:
+                return None  # passed on by a subclass's __init__: not read
+            joined = _joined(part.expr[len(JOINED_LINES) :], bound)
+            if joined is None:
+                return None
+            out.extend(joined)
+            continue
         if part.expr is not None and part.expr.startswith(NOT_GIVEN):
             param = part.expr[len(NOT_GIVEN) :]
             default = (defaults or {}).get(param)
@@ -1076,6 +1086,28 @@ def _bound(
             expr=bound[part.expr], conversion=part.conversion, format_spec=part.format_spec
         )
         out.append(inline(argument))
+    return tuple(merge(out))
+
+
+def _joined(spec: str, bound: Mapping[str, str]) -> tuple[MessagePart, ...] | None:
+    """The lines a __str__ joins (summary.JOINED_LINES), of the arguments a call gives
+    (`bound`: parameter -> source text): a line under `is not None` of an argument given
+    as None, or left out where the default is None, is not there; None where a line's
+    presence is not known (a default other than None, a parameter not given)."""
+    sep, lines = json.loads(spec)
+    out: list[MessagePart] = []
+    for param, when, _conversion, default in lines:
+        given = bound.get(param)
+        if given is None and default != "None":
+            return None  # a required parameter not given, or a default not read
+        if when and (given is None or given.strip() == "None"):
+            continue
+        if given is None or given.strip() == "None":
+            return None  # `lines.append(self.x)` of None: join() fails
+        if out:
+            out.append(MessagePart(text=sep))
+        spliced = _string_argument(given)
+        out.extend(spliced if spliced is not None else (MessagePart(expr=given),))
     return tuple(merge(out))
 
 

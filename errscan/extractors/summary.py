@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -583,22 +584,27 @@ def _param_defaults(
     return found
 
 
+def _signature_defaults_of(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Each parameter of the signature that has a default, with it."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
+    return {arg.arg: value for arg, value in pairs if value is not None}
+
+
 def _signature_defaults(
     init: ast.FunctionDef, params: Sequence[str] | None, made: Mapping[str, object]
 ) -> dict[str, tuple[MessagePart, ...]]:
     """The parameters whose default in the signature is a string (`message="Bad
     input"`), with that text: what the parameter holds where the call gives none, as
     long as __init__ never assigns it (`made`: those it gives a value of its own)."""
-    args = init.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [
-        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
-        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
-    ]
     wanted = {
-        arg.arg: value.value
-        for arg, value in pairs
-        if arg.arg in (params or ()) and arg.arg not in made
+        name: value.value
+        for name, value in _signature_defaults_of(init).items()
+        if name in (params or ()) and name not in made
         and isinstance(value, ast.Constant) and isinstance(value.value, str)
     }  # fmt: skip
     if not wanted:
@@ -843,6 +849,113 @@ def _attrs_format(
     return f"{param}|{left_out}|{'!' if failed else ''}"
 
 
+# __str__'s `lines = []`, `if self.X is not None: lines.append(self.X)` (or str() of it),
+# ..., `return SEP.join(lines)` (PyYAML's MarkedYAMLError): JOINED_LINES + JSON [SEP,
+# [[P, when, conversion, default], ...]], P the __init__ parameter a line shows, when ""
+# (always), "given" (where the argument is not None) or "maybe" (that, and a condition
+# errscan does not read: the line is left out in the template's other path), default
+# P's (_default_kind)
+JOINED_LINES = "__joined_lines__."
+
+
+def _joined_lines(method: ast.FunctionDef, init: ast.FunctionDef) -> tuple[str, str] | None:
+    """JOINED_LINES's spec of a __str__ joining the lines it appends, with each "maybe"
+    line, then without any; None for any other __str__."""
+    body = [
+        stmt
+        for stmt in method.body
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    ]
+    if len(body) < 3:
+        return None
+    first, last = body[0], body[-1]
+    if not (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(first.value, ast.List)
+        and not first.value.elts
+        and isinstance(last, ast.Return)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Attribute)
+        and last.value.func.attr == "join"
+        and isinstance(last.value.func.value, ast.Constant)
+        and isinstance(last.value.func.value.value, str)
+        and len(last.value.args) == 1
+        and not last.value.keywords
+        and isinstance(last.value.args[0], ast.Name)
+        and last.value.args[0].id == first.targets[0].id
+    ):
+        return None
+    name, sep = first.targets[0].id, last.value.func.value.value
+    params = set(_positional(init)) | {arg.arg for arg in init.args.kwonlyargs}
+    attributes = _attributes(init, params)
+    lines: list[list[str]] = []
+    for stmt in body[1:-1]:
+        when, appended = "", stmt
+        if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1:
+            checked = stmt.test.values[0] if isinstance(stmt.test, ast.BoolOp) else stmt.test
+            if isinstance(stmt.test, ast.BoolOp) and not isinstance(stmt.test.op, ast.And):
+                return None
+            if not (
+                isinstance(checked, ast.Compare)
+                and len(checked.ops) == 1
+                and isinstance(checked.ops[0], ast.IsNot)
+                and isinstance(checked.comparators[0], ast.Constant)
+                and checked.comparators[0].value is None
+                and _is_self_attribute(checked.left)
+            ):
+                return None
+            when = "maybe" if isinstance(stmt.test, ast.BoolOp) else "given"
+            appended = stmt.body[0]
+            checked_attr = _attr_of(checked.left)
+        else:
+            checked_attr = None
+        value = appended.value if isinstance(appended, ast.Expr) else None
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "append"
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == name
+            and len(value.args) == 1
+            and not value.keywords
+        ):
+            return None
+        shown, conversion = value.args[0], ""
+        if (
+            isinstance(shown, ast.Call)
+            and isinstance(shown.func, ast.Name)
+            and shown.func.id == "str"
+            and len(shown.args) == 1
+        ):
+            shown, conversion = shown.args[0], "s"
+        if not _is_self_attribute(shown):
+            return None
+        param = attributes.get(_attr_of(shown))
+        if param is None or (checked_attr is not None and checked_attr != _attr_of(shown)):
+            return None
+        lines.append([param, when, conversion, _default_kind(init, param)])
+    if not lines:
+        return None
+    every = json.dumps([sep, lines])
+    fewer = json.dumps([sep, [line for line in lines if line[1] != "maybe"]])
+    return every, fewer
+
+
+def _default_kind(init: ast.FunctionDef, param: str) -> str:
+    """ "None" where __init__'s parameter defaults to None, "" where it has no default,
+    "other" for any other default."""
+    default = _signature_defaults_of(init).get(param)
+    if default is None:
+        return ""
+    return "None" if isinstance(default, ast.Constant) and default.value is None else "other"
+
+
+def _attr_of(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
 def _instance_attributes(node: ast.expr) -> bool:
     """`vars(self)` or `self.__dict__`."""
     return _is_self_attribute(node, "__dict__") or (
@@ -911,13 +1024,7 @@ def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str
     to super().__init__."""
     args = init.args
     positional = [*args.posonlyargs, *args.args][1:]
-    defaults: dict[str, ast.expr] = {}
-    every = [*args.posonlyargs, *args.args]
-    for arg, value in zip(reversed(every), reversed(args.defaults), strict=False):
-        defaults[arg.arg] = value
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if default is not None:
-            defaults[arg.arg] = default
+    defaults = _signature_defaults_of(init)
     out: list[tuple[str, str, str]] = []
 
     def entry(kind: str, arg: ast.arg) -> tuple[str, str, str]:
@@ -1225,6 +1332,13 @@ def _str_template(
     attrs_format = _attrs_format(method, paths, init) if init is not None else None
     if attrs_format is not None:  # astroid's `self.message.format(**vars(self))`
         return tuple(params), (MessagePart(expr=ATTRS_FORMAT + attrs_format),), ()
+    joined = _joined_lines(method, init) if init is not None else None
+    if joined is not None:  # PyYAML's MarkedYAMLError: `"\n".join(lines)` of its appends
+        every, fewer = joined
+        others: tuple[tuple[MessagePart, ...], ...] = ()
+        if fewer != every:
+            others = ((MessagePart(expr=JOINED_LINES + fewer),),)
+        return tuple(params), (MessagePart(expr=JOINED_LINES + every),), others
     if not returns or len(returns) > _MAX_RETURNS or any(value is None for value in returns):
         # a __str__ still decides the text, in a way not read: unresolved, not __init__'s
         return tuple(params), (MessagePart(expr=UNKNOWN_STR),), ()
