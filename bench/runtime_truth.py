@@ -509,6 +509,8 @@ PROJECTS = {
         ),
         Project("parso", "0.8.7", "parso", (), _NO_ADDOPTS, "test", root=""),
         Project("bleach", "6.4.0", "bleach", ("webencodings", "tinycss2"), _NO_ADDOPTS, root=""),
+        Project("hyperframe", "6.1.0", "hyperframe", (), _NO_ADDOPTS),
+        Project("pyyaml", "6.0.4", "yaml", (), _NO_ADDOPTS, root="lib"),
     ]
 }
 
