@@ -210,11 +210,12 @@ class ClassInfo:
     init_of: str | None = None
     # what __init__ does, for a __str__ formatting a text with the instance's attributes
     # (ATTRS_FORMAT): ("param", name, "") / ("param=", name, default's source) in order,
-    # ("*", name, "") / ("**", name, ""); ("attr", X, P) of `self.X = P`, P "" where the
-    # value is no parameter; ("setattr", KW, "") of `for k, v in KW.items(): setattr(self,
-    # k, v)`; ("super()", "", ""), then ("super", keyword or "" or "*" or "**", source)
-    # of each argument, of a super().__init__ call at __init__'s top level.
-    # None where the class defines no __init__
+    # ("*", name, ""), ("kwonly", ...) / ("kwonly=", ...), ("**", name, ""); ("attr", X,
+    # P) of a top-level `self.X = P`, P "" where the value is no parameter or X is set
+    # elsewhere in __init__ (X "*" where `self.__dict__` or setattr() may set any);
+    # ("setattr", KW, "") of `for k, v in KW.items(): setattr(self, k, v)`; ("super()",
+    # "", ""), then ("super", keyword or "" or "*" or "**", source) of each argument, of
+    # a super().__init__ call at __init__'s top level. None where it defines no __init__
     init_setup: tuple[tuple[str, str, str], ...] | None = None
     # what __init__ and __str__ make (init_params, init_parts, init_candidates, from_str,
     # super_args, plain_args, caller_set, init_defaults, init_of, init_setup) was not read
