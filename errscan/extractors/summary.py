@@ -549,7 +549,7 @@ def _classes(
             caller_set=_caller_set(init, init_nodes),
             init_defaults=tuple(sorted(defaults.items())),
             init_of=_init_of(init_nodes, bases, src),
-            init_setup=_init_setup(init, src) if init is not None else None,
+            init_setup=_init_setup(init, init_nodes, src) if init is not None else None,
         )
 
 
@@ -1018,10 +1018,12 @@ def _name_of(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str], ...]:
+def _init_setup(
+    init: ast.FunctionDef, nodes: Sequence[ast.AST], src: Source
+) -> tuple[tuple[str, str, str], ...]:
     """ClassInfo.init_setup: __init__'s parameters, the attributes it sets (the value of
     a top-level `self.X = P` of a parameter P, any other's not read), and what it passes
-    to super().__init__."""
+    to super().__init__. `nodes`: the own nodes of init's body."""
     args = init.args
     positional = [*args.posonlyargs, *args.args][1:]
     defaults = _signature_defaults_of(init)
@@ -1066,7 +1068,7 @@ def _init_setup(init: ast.FunctionDef, src: Source) -> tuple[tuple[str, str, str
                         out.append(("super", "", src.expression(given)))
                 for keyword in call.keywords:
                     out.append(("super", keyword.arg or "**", src.expression(keyword.value)))
-    for node in scope.own_nodes(init.body):
+    for node in nodes:
         # any other attribute set (in an if, a loop, a tuple): its value not read; one
         # of `self.__dict__` or setattr() elsewhere: any attribute may be, "*"
         if id(node) in read:
@@ -2157,21 +2159,23 @@ class _InitLookup(message.NoLookup):
         self.body = body
         self.stmt = stmt
         self.module = module or {}
-        self.own: set[str] = set()
-        if method is not None and self.module:
-            args = method.args
-            every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-            self.own = {a.arg for a in every if a is not None}
-            self.own |= {
-                n.id for n in scope.own_nodes(method.body)
-                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-            }  # fmt: skip
+        self.method = method
+        self._own: set[str] | None = None  # the method's parameters and locals, once asked
 
     def local(self, name: str) -> list[bindings.Chain] | None:
         return bindings.reaching(self.body, self.stmt, name)
 
     def constant(self, node: ast.expr) -> ast.expr | None:
         # case: NAME, a module constant the method does not hide
-        if isinstance(node, ast.Name) and node.id not in self.own:
-            return self.module.get(node.id)
-        return None
+        if not isinstance(node, ast.Name) or node.id not in self.module:
+            return None
+        if self._own is None:
+            self._own = set()
+            if self.method is not None:
+                args = self.method.args
+                every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                self._own = {a.arg for a in every if a is not None} | {
+                    n.id for n in scope.own_nodes(self.method.body)
+                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                }  # fmt: skip
+        return None if node.id in self._own else self.module.get(node.id)
