@@ -127,6 +127,19 @@ def link(
         spliced = not passed_on and site.message is not None and composed == site.message_parts
         if passed_on:
             composed = site.message_parts
+        # the repr of the argument the site read (the Python tutorial's `__str__` returning
+        # `repr(self.value)`): the site's text, quoted as repr quotes it
+        quoted = (
+            composed is not None
+            and len(composed) == 1
+            and composed[0].text is None
+            and composed[0].conversion == "r"
+            and not composed[0].format_spec
+            and site.message is not None
+            and composed[0].expr == _message_argument(site)
+        )
+        if quoted:
+            composed = site.message_parts
         if info.runs:  # astroid's `self.message.format(**vars(self))`
             formatted = _attrs_text(site, info)
             composed = formatted if formatted is not None else (MessagePart(expr=UNKNOWN_STR),)
@@ -142,7 +155,7 @@ def link(
             # is what formatting it makes, not the argument
             composed = (MessagePart(expr=UNKNOWN_STR),)
         others = []  # the paths of a __str__, each composed the same way
-        if init is not None and composed is not None:
+        if init is not None and composed is not None and not quoted:
             composed = _with_constants(composed, info.constants, site.call_args, info.qualname)
             for parts in init.init_candidates:
                 found = _composed(site, init, parts)
@@ -165,7 +178,11 @@ def link(
         if trigger.MODULE in site.trigger:
             module = index.module_of(site.file) or site.file
             fields["trigger"] = site.trigger.replace(trigger.MODULE, module)
-        if info.key_quoted and composed and not any(p.expr == UNKNOWN_STR for p in composed):
+        if (
+            (info.key_quoted or quoted)
+            and composed
+            and not any(p.expr == UNKNOWN_STR for p in composed)
+        ):
             # KeyError's str(): the repr, in the quotes repr picks (either, where a
             # `{x!r}` part decides it at run time)
             whole = [composed, *others]

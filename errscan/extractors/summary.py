@@ -1371,6 +1371,10 @@ def _str_template(
         ):
             found.append((MessagePart(expr=value.id),))
             continue
+        shown = _repr_of(value, params) if not local and not _names_a_local(original) else None
+        if shown is not None:  # the Python tutorial's `return repr(self.value)`
+            found.append((MessagePart(expr=shown, conversion="r"),))
+            continue
         # its locals read where they are plain (pyparsing's `found_phrase = f", found
         # {self.found}" if self.found else ""`): a path each
         # its locals as they reach the return, and the module's constants
@@ -1676,6 +1680,27 @@ def _set_unless_none(init: ast.FunctionDef, attributes: dict[str, str]) -> set[s
                     and attributes.get(stmt.targets[0].attr) == test.left.id):  # fmt: skip
                 found.add(stmt.targets[0].attr)
     return found
+
+
+def _repr_of(node: ast.expr, params: Sequence[str]) -> str | None:
+    """The parameter whose repr `node` is (`repr(value)`, of `repr(self.value)` where
+    __init__ keeps the parameter so), else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "repr"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in params
+    ):
+        return node.args[0].id
+    return None
+
+
+def _names_a_local(node: ast.expr) -> bool:
+    """`repr(name)`: of a name of __str__'s own (or a global), not of what __init__ kept."""
+    return isinstance(node, ast.Call) and bool(node.args) and isinstance(node.args[0], ast.Name)
 
 
 def _uncast(node: ast.expr) -> ast.expr:
