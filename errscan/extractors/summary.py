@@ -1384,7 +1384,7 @@ def _str_template(
             for t in message.templates(value, src, lookup)
             for parts in _locals_in(t.parts, src, lookup)
         ]
-        if read and all(_readable(parts, params) for parts in read):
+        if read and all(_readable(parts, params) or _only(parts, params) for parts in read):
             (failed if handled else found).extend(read)
             continue
         template = message.template(value, src, lookup)
@@ -1648,6 +1648,17 @@ def _readable(parts: tuple[MessagePart, ...], params: Sequence[str]) -> bool:
     ):
         return False
     return _plain_reads(parts)
+
+
+def _only(parts: tuple[MessagePart, ...], params: Sequence[str]) -> bool:
+    """A template of one parameter's text, or its repr, and nothing else (`"%s" %
+    self.msg`, `f"{self.msg!r}"`): what `return self.msg` (or `repr(self.msg)`) gives."""
+    return (
+        len(parts) == 1
+        and parts[0].expr in params
+        and parts[0].conversion in (None, "s", "r")
+        and not parts[0].format_spec
+    )
 
 
 def _plain_reads(parts: tuple[MessagePart, ...]) -> bool:
