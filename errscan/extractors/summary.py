@@ -1351,6 +1351,9 @@ def _str_template(
     if passed is not None:  # super().__init__(message): args[0], and the usual property
         for name in ("args[0]", "message", "msg"):
             attributes.setdefault(name, passed)
+    if init is not None:  # super().__init__(code, message): args[1] too
+        for position, name in _passed_in_place(init, set(params)).items():
+            attributes.setdefault(f"args[{position}]", name)
     guarded = _set_unless_none(init, attributes) if init else set()
     # super().__str__() is the argument's text only where it is BaseException's
     mapped = _Self(attributes, qualname, constants, guarded, super_str=_builtin_bases(cls))
@@ -1591,6 +1594,19 @@ def _builtin_bases(cls: ast.ClassDef) -> bool:
 
 def _reads_first_argument(method: ast.FunctionDef) -> bool:
     return any(_is_first_argument(node) or _is_super_str(node) for node in scope.walk(method))
+
+
+def _argument_position(node: ast.AST) -> int | None:
+    """N of `self.args[N]` (N a literal, not negative), else None."""
+    if (
+        isinstance(node, ast.Subscript)
+        and _is_self_args(node.value)
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+        and node.slice.value >= 0
+    ):
+        return node.slice.value
+    return None
 
 
 def _is_first_argument(node: ast.AST) -> bool:
@@ -1999,6 +2015,25 @@ def _adds_keywords(init: ast.FunctionDef, nodes: Sequence[ast.AST]) -> bool:
     return False
 
 
+def _passed_in_place(init: ast.FunctionDef, params: set[str]) -> dict[int, str]:
+    """The parameters after the first that __init__'s one super().__init__ call passes
+    on as they came (never assigned in __init__), by their place in `args`
+    (`super().__init__(code, message)`: 1 -> message); none where it calls it more than
+    once, nor from a `*` argument on."""
+    nodes = list(scope.own_nodes(init.body))
+    calls = list(_super_inits(nodes))
+    if len(calls) != 1:
+        return {}
+    bound = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    found: dict[int, str] = {}
+    for position, arg in enumerate(calls[0][1]):
+        if isinstance(arg, ast.Starred):
+            break
+        if position and isinstance(arg, ast.Name) and arg.id in params and arg.id not in bound:
+            found[position] = arg.id
+    return found
+
+
 def _passed_to_super(init: ast.FunctionDef, params: set[str]) -> str | None:
     """The parameter __init__ passes first to super().__init__, if one is."""
     for _, args in _super_inits(scope.own_nodes(init.body)):
@@ -2045,6 +2080,9 @@ class _Self(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if _is_first_argument(node) and "args[0]" in self.attributes:
             return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
+        position = _argument_position(node)
+        if position and f"args[{position}]" in self.attributes:  # `self.args[1]`
+            return ast.Name(id=self.attributes[f"args[{position}]"], ctx=ast.Load())
         self.generic_visit(node)
         return node
 
