@@ -1712,22 +1712,28 @@ def _set_unless_none(init: ast.FunctionDef, attributes: dict[str, str]) -> set[s
 def _repr_of(node: ast.expr, params: Sequence[str]) -> str | None:
     """The parameter whose repr `node` is (`repr(value)`, of `repr(self.value)` where
     __init__ keeps the parameter so), else None."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "repr"
-        and len(node.args) == 1
-        and not node.keywords
-        and isinstance(node.args[0], ast.Name)
-        and node.args[0].id in params
-    ):
-        return node.args[0].id
-    return None
+    shown = _sole_argument(node, "repr")
+    return shown.id if isinstance(shown, ast.Name) and shown.id in params else None
 
 
 def _names_a_local(node: ast.expr) -> bool:
     """`repr(name)`: of a name of __str__'s own (or a global), not of what __init__ kept."""
-    return isinstance(node, ast.Call) and bool(node.args) and isinstance(node.args[0], ast.Name)
+    return isinstance(_sole_argument(node, "repr"), ast.Name)
+
+
+def _sole_argument(node: ast.expr, function: str) -> ast.expr | None:
+    """x of `function(x)`, a call by name of one positional argument (no keyword, no
+    `*`), else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == function
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return node.args[0]
+    return None
 
 
 def _uncast(node: ast.expr) -> ast.expr:
@@ -1738,16 +1744,8 @@ def _uncast(node: ast.expr) -> ast.expr:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name == "cast":
             return node.args[1]
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "str"
-        and len(node.args) == 1
-        and not node.keywords
-        and not isinstance(node.args[0], ast.Starred)
-    ):
-        return node.args[0]
-    return node
+    text = _sole_argument(node, "str")
+    return text if text is not None else node
 
 
 def _led_by_parameter(
