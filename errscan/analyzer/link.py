@@ -38,6 +38,7 @@ from errscan.extractors.summary import (
     FORWARDED_KEYWORDS,
     JOINED_LINES,
     NOT_GIVEN,
+    OPTIONAL_BRANCH,
     OR_CONSTANT,
     OR_DEFAULT,
     PERCENT_OF,
@@ -1061,6 +1062,13 @@ def _bound(
                 out.append(part._replace(expr=OR_DEFAULT + str(given)))
                 continue
             part = part._replace(expr=param)
+        if part.expr is not None and part.expr.startswith(OPTIONAL_BRANCH):
+            chosen = _branch(part.expr[len(OPTIONAL_BRANCH) :], bound, through)
+            made = _bound(call_args, params, chosen, through, defaults, carried)
+            if made is None:
+                return None
+            out.extend(made)
+            continue
         if part.expr is not None and part.expr.startswith(JOINED_LINES):
             if through:
                 return None  # passed on by a subclass's __init__: not read
@@ -1104,6 +1112,23 @@ def _bound(
         )
         out.append(inline(argument))
     return tuple(merge(out))
+
+
+def _branch(spec: str, bound: Mapping[str, str], through: Sequence[str]) -> _Parts:
+    """The template of the path a __str__ takes (summary.OPTIONAL_BRANCH) for the call's
+    argument of its parameter: the one for None where the call leaves it out or gives
+    None, the other where it gives a literal that is not (and, asked whether it is
+    true, that is), else the template both paths match."""
+    param, kind, when_none, otherwise, general = json.loads(spec)
+    given = bound.get(param)
+    chosen = general
+    if given is None or given.strip() == "None":
+        chosen = when_none
+    elif given not in through:
+        known, value = literal_value(given)
+        if known:
+            chosen = when_none if value is None or (kind == "truthy" and not value) else otherwise
+    return tuple(MessagePart(*fields) for fields in chosen)
 
 
 def _joined(spec: str, bound: Mapping[str, str]) -> tuple[MessagePart, ...] | None:

@@ -943,6 +943,94 @@ def _joined_lines(method: ast.FunctionDef, init: ast.FunctionDef) -> tuple[str, 
     return every, fewer
 
 
+# __str__'s `if self.X: return A` then `return B` (or `is None`, `is not None`, `not`),
+# X an attribute __init__ sets from a parameter defaulting to None (packaging's
+# `if self.context is None: return self.message`): OPTIONAL_BRANCH + JSON [P, kind, the
+# template where P is None, the other, the template both match], kind "truthy" or
+# "none" (what the condition asks of X); each template a list of _parts_spec's parts
+OPTIONAL_BRANCH = "__optional_branch__."
+
+
+def _parts_spec(parts: tuple[MessagePart, ...]) -> list[list[str | None]]:
+    return [[p.text, p.expr, p.conversion, p.format_spec] for p in parts]
+
+
+def _optional_branch(
+    method: ast.FunctionDef,
+    paths: Sequence[tuple[ast.Return, ast.FunctionDef, bool]],
+    attributes: Mapping[str, str],
+    init: ast.FunctionDef | None,
+) -> tuple[str, str, int] | None:
+    """The parameter, the condition's kind and the index (in `paths`, in no particular
+    order) of the path taken where the parameter is None, of a __str__ of plain
+    assignments, then `if COND:` of assignments and a return, then (or in its `else`)
+    assignments and a return; COND `self.X`, `not self.X`, `self.X is None` or `self.X
+    is not None`, X set by __init__ from a parameter whose default is None. None for any
+    other __str__."""
+    if init is None or len(paths) != 2 or any(o is not method or h for _, o, h in paths):
+        return None
+    body = [
+        stmt
+        for stmt in method.body
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    ]
+    ifs = [i for i, stmt in enumerate(body) if isinstance(stmt, ast.If)]
+    if len(ifs) != 1 or not all(_plain_assignment(stmt) for stmt in body[: ifs[0]]):
+        return None
+    test = body[ifs[0]]
+    assert isinstance(test, ast.If)
+    rest = body[ifs[0] + 1 :]
+    if test.orelse and rest:
+        return None
+    taken, other = test.body, test.orelse or rest
+    for block in (taken, other):
+        if not block or not isinstance(block[-1], ast.Return):
+            return None
+        if not all(_plain_assignment(stmt) for stmt in block[:-1]):
+            return None
+    condition = _attribute_condition(test.test)
+    if condition is None:
+        return None
+    attribute, kind, when_none_holds = condition
+    param = attributes.get(attribute)
+    if param is None or _default_kind(init, param) != "None":
+        return None
+    returns = [id(stmt) for stmt, _, _ in paths]
+    if set(returns) != {id(taken[-1]), id(other[-1])}:
+        return None
+    return param, kind, returns.index(id(taken[-1] if when_none_holds else other[-1]))
+
+
+def _plain_assignment(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets)
+
+
+def _attribute_condition(test: ast.expr) -> tuple[str, str, bool] | None:
+    """X of a condition on `self.X`, its kind ("truthy": `self.X` or `not self.X`;
+    "none": `self.X is None` or `is not None`), and whether it holds where X is None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    if negated:
+        assert isinstance(test, ast.UnaryOp)
+        test = test.operand
+    kind, holds = "truthy", negated
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        kind, holds = "none", isinstance(test.ops[0], ast.Is) != negated
+        test = test.left
+    if (
+        isinstance(test, ast.Attribute)
+        and isinstance(test.value, ast.Name)
+        and test.value.id == "self"
+    ):
+        return test.attr, kind, holds
+    return None
+
+
 def _default_kind(init: ast.FunctionDef, param: str) -> str:
     """ "None" where __init__'s parameter defaults to None, "" where it has no default,
     "other" for any other default."""
@@ -1425,6 +1513,21 @@ def _str_template(
         found, failed = failed, []
     general = _most_general(found)
     others = tuple(dict.fromkeys(parts for parts in [*found, *failed] if parts != general))
+    branch = _optional_branch(method, paths, attributes, init) if len(found) == 2 else None
+    if branch is not None and any(attributes.get(a) == branch[0] for a in guarded):
+        branch = None  # set only where given: a class constant may stand where it is not
+    if (
+        branch is not None
+        and not failed
+        and len(set(found)) == 2
+        and not any(part.expr == UNKNOWN_STR for part in found[branch[2]])
+    ):
+        # each path's one template (the one a call leaving the parameter out takes read
+        # whole), then the other, then what both match
+        param, kind, when_none = branch
+        spec = [param, kind, *(_parts_spec(found[i]) for i in (when_none, 1 - when_none))]
+        spec.append(_parts_spec(general))
+        return tuple(params), (MessagePart(expr=OPTIONAL_BRANCH + json.dumps(spec)),), others
     return tuple(params), general, others
 
 
