@@ -178,6 +178,7 @@ def test_templates_match_runtime_messages(
         "case_str_is_the_repr_of_a_local_of_its_own", "case_str_pads_the_text",
         "case_str_is_the_second_argument_made_anew_before_it_is_passed_on",
         "case_str_adds_the_wrapped_exception_where_given_to_a_text_not_read",
+        "case_init_default_not_used_where_a_mapping_gives_the_message",
     ]  # fmt: skip
 
 

@@ -1003,8 +1003,39 @@ def _composed(
     params = init.init_params
     if params is None or site.kind not in ("raise", "exit") or site.message_source == "factory":
         return None
+    if _spreads(site):  # `E(msg, **extra)`: any parameter may be given, or not
+        parts = _given_unknown(parts)
+        if parts is None:
+            return None
     # `raise E` / `raise E()` too: a class that composes its text has one even then
     return _bound(site.call_args, params, parts, defaults=dict(init.init_defaults))
+
+
+def _spreads(site: Site) -> bool:
+    """Whether the call unpacks arguments (`*args`, `**kwargs`), which call_args leaves
+    as they are written (a `*`) or out (a `**`)."""
+    return any(text.startswith("*") for text in site.args) or any(
+        keyword is None and text.startswith("*") for keyword, text in site.call_args
+    )
+
+
+_GIVEN_OR_NOT = (OR_DEFAULT, NOT_GIVEN, JOINED_LINES)  # what differs by a parameter given
+
+
+def _given_unknown(parts: _Parts) -> _Parts | None:
+    """`parts` where a call may give any parameter: a __str__'s optional branch the
+    template both its paths match; None where a part depends on a parameter's being
+    given otherwise."""
+    out: list[MessagePart] = []
+    for part in parts:
+        if part.expr is not None and part.expr.startswith(_GIVEN_OR_NOT):
+            return None
+        if part.expr is not None and part.expr.startswith(OPTIONAL_BRANCH):
+            general = json.loads(part.expr[len(OPTIONAL_BRANCH) :])[4]
+            out.extend(MessagePart(*fields) for fields in general)
+            continue
+        out.append(part)
+    return tuple(out)
 
 
 def _bound(
