@@ -1004,9 +1004,10 @@ def _composed(
     if params is None or site.kind not in ("raise", "exit") or site.message_source == "factory":
         return None
     if _spreads(site):  # `E(msg, **extra)`: any parameter may be given, or not
-        parts = _given_unknown(parts)
-        if parts is None:
+        readable = _given_unknown(parts)
+        if readable is None:
             return None
+        parts = readable
     # `raise E` / `raise E()` too: a class that composes its text has one even then
     return _bound(site.call_args, params, parts, defaults=dict(init.init_defaults))
 
