@@ -113,33 +113,17 @@ def link(
         composed = _composed(site, init, init.init_parts) if init else None
         if handed is not None:  # the factory's own arguments, not the class's: not read
             init, composed = None, (MessagePart(expr=UNKNOWN_STR),)
-        passed_on = (  # the class passes on the argument the site read: the site's text
-            composed is not None
-            and len(composed) == 1
-            and composed[0].text is None
-            and composed[0].conversion in (None, "s")
-            and not composed[0].format_spec
-            and site.message is not None
-            and composed[0].expr == _message_argument(site)
-        )
+        # the class passes on the argument the site read: the site's text; or its repr
+        # (the Python tutorial's `__str__` returning `repr(self.value)`): the site's
+        # text, quoted as repr quotes it
+        shown = _shown_argument(composed, site)
+        passed_on = shown in ("", "s")
+        quoted = shown == "r"
         # the argument's text spliced in whole (click's `BadParameter(ngettext("...1 was
         # given.", "...{len} were given.", n).format(...))`): the site's own candidates
         # are the text's too (the plural), besides the class's paths
         spliced = not passed_on and site.message is not None and composed == site.message_parts
-        if passed_on:
-            composed = site.message_parts
-        # the repr of the argument the site read (the Python tutorial's `__str__` returning
-        # `repr(self.value)`): the site's text, quoted as repr quotes it
-        quoted = (
-            composed is not None
-            and len(composed) == 1
-            and composed[0].text is None
-            and composed[0].conversion == "r"
-            and not composed[0].format_spec
-            and site.message is not None
-            and composed[0].expr == _message_argument(site)
-        )
-        if quoted:
+        if passed_on or quoted:
             composed = site.message_parts
         if info.runs:  # astroid's `self.message.format(**vars(self))`
             formatted = _attrs_text(site, info)
@@ -743,6 +727,21 @@ def _str_may_read_more(init: ClassInfo, info: ExceptionInfo, site: Site) -> bool
     )
 
 
+def _shown_argument(composed: _Parts | None, site: Site) -> str | None:
+    """Where a class's text is the argument the site read its message from and nothing
+    else: the conversion it shows it with ("" for none), else None."""
+    if (
+        composed is None
+        or len(composed) != 1
+        or composed[0].text is not None
+        or composed[0].format_spec
+        or site.message is None
+        or composed[0].expr != _message_argument(site)
+    ):
+        return None
+    return composed[0].conversion or ""
+
+
 def _message_argument(site: Site) -> str | None:
     """The source of the argument a site read its message from: the message keyword
     where it read one, else the only positional argument (None where unsure)."""
@@ -1032,8 +1031,7 @@ def _given_unknown(parts: _Parts) -> _Parts | None:
         if part.expr is not None and part.expr.startswith(_GIVEN_OR_NOT):
             return None
         if part.expr is not None and part.expr.startswith(OPTIONAL_BRANCH):
-            general = json.loads(part.expr[len(OPTIONAL_BRANCH) :])[4]
-            out.extend(MessagePart(*fields) for fields in general)
+            out.extend(_branch(part.expr[len(OPTIONAL_BRANCH) :]))  # what both paths match
             continue
         out.append(part)
     return tuple(out)
@@ -1146,17 +1144,20 @@ def _bound(
     return tuple(merge(out))
 
 
-def _branch(spec: str, bound: Mapping[str, str], through: Sequence[str]) -> _Parts:
+def _branch(
+    spec: str, bound: Mapping[str, str] | None = None, through: Sequence[str] = ()
+) -> _Parts:
     """The template of the path a __str__ takes (summary.OPTIONAL_BRANCH) for the call's
-    argument of its parameter: the one for None where the call leaves it out or gives
-    None, the other where it gives a literal that is not (and, asked whether it is
-    true, that is), else the template both paths match."""
+    argument of its parameter (`bound`: parameter -> source text): the one for None
+    where the call leaves it out or gives None, the other where it gives a literal that
+    is not (and, asked whether it is true, that is), else (or without `bound`: any
+    argument may be given) the template both paths match."""
     param, kind, when_none, otherwise, general = json.loads(spec)
-    given = bound.get(param)
     chosen = general
-    if given is None or given.strip() == "None":
+    given = bound.get(param) if bound is not None else None
+    if bound is not None and (given is None or given.strip() == "None"):
         chosen = when_none
-    elif given not in through:
+    elif given is not None and given not in through:
         known, value = literal_value(given)
         if known:
             chosen = when_none if value is None or (kind == "truthy" and not value) else otherwise

@@ -1714,12 +1714,7 @@ def _argument_position(node: ast.AST) -> int | None:
 
 def _is_first_argument(node: ast.AST) -> bool:
     """`self.args[0]`."""
-    return (
-        isinstance(node, ast.Subscript)
-        and _is_self_args(node.value)
-        and isinstance(node.slice, ast.Constant)
-        and node.slice.value == 0
-    )
+    return _argument_position(node) == 0
 
 
 def _positional(init: ast.FunctionDef) -> list[str]:
@@ -2179,11 +2174,9 @@ class _Self(ast.NodeTransformer):
         return tuple(out)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        if _is_first_argument(node) and "args[0]" in self.attributes:
-            return ast.Name(id=self.attributes["args[0]"], ctx=ast.Load())
-        position = _argument_position(node)
-        if position and f"args[{position}]" in self.attributes:  # `self.args[1]`
-            return ast.Name(id=self.attributes[f"args[{position}]"], ctx=ast.Load())
+        held = self.attributes.get(f"args[{_argument_position(node)}]")
+        if held is not None:  # `self.args[0]`, `self.args[1]`
+            return ast.Name(id=held, ctx=ast.Load())
         self.generic_visit(node)
         return node
 
