@@ -227,6 +227,9 @@ class ClassInfo:
 
 # (function qualname, parameters, the built class's arguments or None)
 FactoryCall = tuple[str, tuple[str, ...], tuple[tuple[str | None, str], ...] | None]
+# (factory qualname, the parameter its table is looked up by, (key, class as written) of
+# each entry of the table)
+FactoryTable = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
 @frozen
@@ -239,6 +242,9 @@ class FileSummary:
     its returns build it in more than one way).
     `aliases`: (name, dotted name as written) of a module's `ConnectionError =
     ProtocolError`, a class's other name (urllib3's).
+    `tables`: the factories that build the class they look up by a parameter in a
+    module's dict (elementpath's `error_class, default_message = XPATH_ERROR_CODES[code]`,
+    then `return error_class(message, pcode, token)`), with that dict's entries.
     `partial`: some classes are `deferred`, and factory_calls holds only the factories
     that build a class named as an exception's (summarize's `partial`).
     """
@@ -249,6 +255,7 @@ class FileSummary:
     factory_calls: tuple[FactoryCall, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
     partial: bool = False
+    tables: tuple[FactoryTable, ...] = ()
 
 
 @frozen

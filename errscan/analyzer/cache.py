@@ -361,7 +361,7 @@ def decode_summary(data: bytes) -> StoredSummary | None:
     (_Classes), which the value's digest, checked by get_many, lets wait: the rows are
     what encode wrote."""
     try:
-        imports, classes, factories, made, aliases, partial = _loads(data)
+        imports, classes, factories, made, aliases, partial, tables = _loads(data)
         return StoredSummary(
             imports=tuple(Import(*row) for row in imports),
             classes=_Classes({row[0]: row for row in classes}),
@@ -371,6 +371,10 @@ def decode_summary(data: bytes) -> StoredSummary | None:
             ),
             aliases=tuple((str(name), str(written)) for name, written in aliases),
             partial=bool(partial),
+            tables=tuple(
+                (str(name), str(param), tuple((str(k), str(v)) for k, v in entries))
+                for name, param, entries in tables
+            ),
         )
     except _UNREADABLE:
         return None
@@ -454,7 +458,9 @@ def _summary_row(summary: FileSummary) -> list[Any]:
     ]
     aliases = [list(pair) for pair in summary.aliases]
     factories = [list(f) for f in summary.factories]
-    return [imports, classes, factories, made, aliases, summary.partial]
+    tables = [[name, param, [list(entry) for entry in entries]]
+              for name, param, entries in summary.tables]  # fmt: skip
+    return [imports, classes, factories, made, aliases, summary.partial, tables]
 
 
 def _args(rows: list[list[str | None]] | None) -> tuple[tuple[str | None, str], ...] | None:

@@ -20,7 +20,7 @@ from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.summary import ATTRS_FORMAT, UNKNOWN_STR
 from errscan.frozen import frozen
-from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
+from errscan.models import ClassInfo, FactoryCall, FactoryTable, FileSummary, Import, MessagePart
 
 _STOP = ("Exception", "BaseException")
 # builtin exceptions whose str() is BaseException's own (the args: one as str(), several
@@ -282,6 +282,7 @@ class StoredSummary:
     factory_calls: tuple[FactoryCall, ...]
     aliases: tuple[tuple[str, str], ...]
     partial: bool = False
+    tables: tuple[FactoryTable, ...] = ()
 
 
 @frozen
@@ -294,6 +295,8 @@ class _FileFacts:
     # function qualname -> its parameters and the arguments of the class it builds
     factory_calls: dict[str, tuple[tuple[str, ...], tuple[tuple[str | None, str], ...] | None]]
     partial: bool  # some details deferred (FileSummary.partial)
+    # factory qualname -> the parameter it looks its class up by, and the table's classes
+    tables: dict[str, tuple[str, dict[str, str]]]
 
 
 class Index:
@@ -430,6 +433,7 @@ class Index:
             factories=dict(summary.factories),
             factory_calls={name: (ps, built) for name, ps, built in summary.factory_calls},
             partial=summary.partial,
+            tables={name: (param, dict(entries)) for name, param, entries in summary.tables},
         )
         self._facts_cache[path] = facts
         if len(self._facts_cache) > _FACTS_CACHED:
@@ -691,6 +695,11 @@ class Index:
         if made is None or call is None:
             return None
         return made_in, name, made, call[0], call[1]
+
+    def factory_table(self, path: str, name: str) -> tuple[str, dict[str, str]] | None:
+        """The factory `name` of `path`'s table (FileSummary.tables): the parameter it
+        looks its class up by, and the class of each key as written in `path`."""
+        return self._facts(path).tables.get(name)
 
     def _factory_facts(
         self, path: str, ref: str, function: str, calls: bool = False

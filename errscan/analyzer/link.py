@@ -846,7 +846,7 @@ def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
     if ref is None or site.kind == "reraise":
         return None, False
     if site.message_source == "factory" or not looks_like_class_name(ref.rsplit(".", 1)[-1]):
-        made = index.factory_class(site.file, ref, site.function)
+        made = index.factory_class(site.file, ref, site.function) or _table_class(site, index)
         if made is None:  # an alias of a standard class in lower case (`copy.error`)
             resolved = index.resolve(site.file, ref)
             known = resolved and (
@@ -866,6 +866,48 @@ def _qualname(site: Site, index: Index) -> tuple[str | None, bool]:
     ):
         return made, True
     return resolved, False
+
+
+def _table_class(site: Site, index: Index) -> str | None:
+    """The class a factory looks up in its table (FileSummary.tables) by the string the
+    call gives it, followed through factories that pass it on: elementpath's `raise
+    self.error('FORG0001', msg)`, whose `error` returns `xpath_error(code, msg, self)`,
+    which builds the class XPATH_ERROR_CODES holds for `code`. The key is taken as
+    passed (a factory that rewrites it first, as xpath_error does for `err:`-prefixed
+    codes, finds no entry then). None where a step cannot be read, the call gives no
+    string literal for it or the table holds no exception class for it."""
+    path, ref, function, args = site.file, site.exception_ref, site.function, site.call_args
+    for _ in range(_MAX_FORWARDS):
+        found = index.factory_at(path, ref, function) if ref is not None else None
+        if found is None:
+            return None
+        path, function, ref, params, built = found
+        table = index.factory_table(path, function)
+        if table is not None:
+            param, classes = table
+            written = classes.get(_string_given(args, params, param) or "")
+            resolved = index.resolve(path, written) if written is not None else None
+            return resolved if resolved is not None and index.is_exception(resolved) else None
+        passed = _passed_on(args, params, built) if built is not None else None
+        if passed is None:
+            return None
+        args = passed
+    return None
+
+
+def _string_given(
+    args: tuple[tuple[str | None, str], ...], params: tuple[str, ...], param: str
+) -> str | None:
+    """The string literal a call of `params` gives the parameter `param`, else None."""
+    positional = [text for keyword, text in args if keyword is None]
+    given = dict(zip(params, positional, strict=False))
+    given.update((keyword, text) for keyword, text in args if keyword is not None)
+    text = given.get(param)
+    try:
+        value = ast.literal_eval(text) if text is not None else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _called_class(site: Site, index: Index) -> str | None:

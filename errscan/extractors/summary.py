@@ -18,12 +18,20 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import cast
 
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import bindings, message, scope
 from errscan.extractors.exception import looks_like_class_name
 from errscan.extractors.source import Source, unparse
-from errscan.models import ClassInfo, FactoryCall, FileSummary, Import, MessagePart
+from errscan.models import (
+    ClassInfo,
+    FactoryCall,
+    FactoryTable,
+    FileSummary,
+    Import,
+    MessagePart,
+)
 
 
 def summarize(
@@ -65,7 +73,159 @@ def summarize(
         factory_calls=tuple(_factory_calls(tree, called, src)),
         aliases=tuple(_aliases(tree)),
         partial=len(called) < len(factories) or any(c.deferred for c in classes),
+        tables=tuple(_tables(tree, factories)),
     )
+
+
+def _tables(tree: ast.Module, factories: Sequence[tuple[str, str]]) -> Iterator[FactoryTable]:
+    """The factories that build a class they look up by one of their parameters in a
+    dict of the module: `error_class, default_message = XPATH_ERROR_CODES[code]` (or
+    `error_class = TABLE[code]`, `TABLE[code][0]`), then `return error_class(...)`; each
+    with that parameter and, for every entry of the dict keyed by a string, the class
+    as written where the entry (or its item looked up) is a name."""
+    wanted = {name: built for name, built in factories if built.isidentifier()}
+    if not wanted:
+        return
+    dicts: dict[str, ast.Dict] | None = None
+    for qualname, function in _functions(tree.body, set(wanted)):
+        lookup = _table_lookup(function, wanted[qualname])
+        if lookup is None:
+            continue
+        if dicts is None:
+            dicts = _module_dicts(tree.body)
+        table, param, item = lookup
+        found = dicts.get(table)
+        entries = _table_entries(found, item) if found is not None else ()
+        if entries:
+            yield qualname, param, entries
+
+
+_MAX_TABLE = 4096  # entries of a table kept: more are no table of error classes
+
+
+def _table_lookup(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> tuple[str, str, int | None] | None:
+    """(table, parameter, item) where the function binds `name` by `name = TABLE[param]`
+    (item None), `name = TABLE[param][i]` or `name, ... = TABLE[param]` (item i), `param`
+    one of its parameters, and binds it otherwise only where that lookup fails (in an
+    `except KeyError:` of the `try` it is in); else None."""
+    given = function.args
+    params = {a.arg for a in (*given.posonlyargs, *given.args, *given.kwonlyargs)}
+    if name in params:
+        return None
+    found: list[tuple[ast.Assign, tuple[str, str, int | None] | None]] = []
+    for node in scope.own_nodes(function.body):
+        if name in scope.rebound(node):
+            return None
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                item = _bound_item(target, name)
+                if item == _BOUND_OTHERWISE:
+                    return None
+                if item != _NOT_BOUND:
+                    found.append((node, _looked_up_by(node.value, item, params)))
+    lookups = [(node, lookup) for node, lookup in found if lookup is not None]
+    if len(lookups) != 1:
+        return None
+    node, lookup = lookups[0]
+    if len(found) > 1:
+        failing = _where_missing(function.body, node)
+        if not all(other is node or other in failing for other, _ in found):
+            return None
+    return lookup
+
+
+def _looked_up_by(
+    value: ast.expr, item: int | None, params: set[str]
+) -> tuple[str, str, int | None] | None:
+    """(TABLE, param, item) of `TABLE[param]` (`item` as the target unpacks it) or of
+    `TABLE[param][i]` taken whole."""
+    index = value.slice if isinstance(value, ast.Subscript) else None
+    if item is None and isinstance(index, ast.Constant) and type(index.value) is int:
+        item, value = index.value, cast(ast.Subscript, value).value
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)):
+        return None
+    key = value.slice
+    if isinstance(key, ast.Name) and key.id in params:
+        return value.value.id, key.id, item
+    return None
+
+
+_MISSING_KEY = frozenset(("KeyError", "LookupError"))
+
+
+def _where_missing(body: Sequence[ast.stmt], lookup: ast.stmt) -> set[ast.AST]:
+    """The nodes of the `except KeyError:` (LookupError) clauses of the `try` whose body
+    holds `lookup` itself: what runs only where the key is missing."""
+    for stmt in scope.own_statements(body):
+        if isinstance(stmt, scope.TRY) and lookup in cast(ast.Try, stmt).body:
+            return {
+                node
+                for handler in cast(ast.Try, stmt).handlers
+                if handler.type is not None
+                and unparse(handler.type).rpartition(".")[2] in _MISSING_KEY
+                for node in scope.own_nodes(handler.body)
+            }
+    return set()
+
+
+_NOT_BOUND = -1
+_BOUND_OTHERWISE = -2
+
+
+def _bound_item(target: ast.expr, name: str) -> int | None:
+    """How an assignment's target binds `name`: None as a whole, i as the i-th item of a
+    tuple unpacked, _NOT_BOUND where it does not bind it, _BOUND_OTHERWISE where it
+    binds it another way (in a starred or nested target)."""
+    if isinstance(target, ast.Name):
+        return None if target.id == name else _NOT_BOUND
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(
+        isinstance(elt, ast.Starred) for elt in target.elts
+    ):
+        for i, elt in enumerate(target.elts):
+            if isinstance(elt, ast.Name) and elt.id == name:
+                return i
+    stored = (
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in scope.walk(target)
+    )
+    return _BOUND_OTHERWISE if any(stored) else _NOT_BOUND
+
+
+def _module_dicts(body: Sequence[ast.stmt]) -> dict[str, ast.Dict]:
+    """The module's names bound once, at its top level, to a dict display."""
+    found: dict[str, ast.Dict] = {}
+    bound: Counter[str] = Counter()
+    for stmt in body:
+        for name in _defined_names(stmt):
+            bound[name] += 1
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Dict)
+        ):
+            found[stmt.targets[0].id] = stmt.value
+    return {name: value for name, value in found.items() if bound[name] == 1}
+
+
+def _table_entries(table: ast.Dict, item: int | None) -> tuple[tuple[str, str], ...]:
+    """(key, class as written) of a dict's entries keyed by a string whose value (or its
+    item `item`, of a tuple) is a name; none where the dict has more than _MAX_TABLE."""
+    if len(table.keys) > _MAX_TABLE:
+        return ()
+    out: dict[str, str] = {}
+    for key, value in zip(table.keys, table.values, strict=True):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        held: ast.expr | None = value
+        if item is not None:
+            elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else []
+            held = elts[item] if item < len(elts) else None
+        if isinstance(held, (ast.Name, ast.Attribute)):
+            out[key.value] = unparse(held)  # a later entry of the same key wins
+    return tuple(out.items())
 
 
 # the words of names of exception classes (and of the builtin ones)

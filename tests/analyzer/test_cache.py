@@ -317,12 +317,16 @@ def test_encode_decode_round_trip(partial: bool) -> None:
         "class Small(Bad):\n"
         "    def __init__(self, value):\n"
         "        ValueError.__init__(self, f'small {value}')\n"
+        "CODES = {'E1': (Bad, 'bad'), 'E2': (Small, 'small')}\n"
+        "def by_code(code):\n"
+        "    cls, _ = CODES[code]\n"
+        "    return cls(code)\n"
     )
     result = scan.scan_file("m.py", code, 3, partial=partial)
     data, summary, names, features = cache.encode(result)
     ((key, feature),) = cache.decode_features(features) or []
     assert key == ["f", "raise", "E", "a {b!r:>3}"] and feature[0] == "f"
-    assert cache.decode_names(names) == (["C", "Bad", "Small"], ["f"], False)
+    assert cache.decode_names(names) == (["C", "Bad", "Small"], ["f", "by_code"], False)
     decoded = cache.decode(data, "m.py")
     assert decoded is not None and decoded.sites == result.sites
     assert [s.call_args for s in decoded.sites] == [s.call_args for s in result.sites]
@@ -335,6 +339,7 @@ def test_encode_decode_round_trip(partial: bool) -> None:
         made.aliases,
     )
     assert stored.factory_calls == made.factory_calls
+    assert stored.tables == made.tables == (("by_code", "code", (("E1", "Bad"), ("E2", "Small"))),)
     assert stored.partial == made.partial == partial
     assert stored.classes["C"].deferred == partial and not stored.classes["Bad"].deferred
     assert stored.classes["Small"].init_of == "ValueError"  # a base past its parent's

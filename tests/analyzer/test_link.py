@@ -194,6 +194,89 @@ def test_a_factory_returning_another_factory_s_error_makes_its_class(tmp_path: P
     }
 
 
+def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_class(
+    tmp_path: Path,
+) -> None:
+    """elementpath's xpath_error looks its class up by the code it is given in a dict of
+    its module (`error_class, default = XPATH_ERROR_CODES[code]`, another class where the
+    code is missing); Token.error passes its code on: each call giving a code the table
+    holds raises that entry's class. A code passed by a variable, a code not in the
+    table, an entry that is no exception class and a lookup bound two ways are left
+    unknown."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/errors.py", (
+        "class PathError(Exception):\n"
+        "    pass\n\n"
+        "class PathTypeError(PathError, TypeError):\n"
+        "    pass\n\n"
+        "class PathValueError(PathError, ValueError):\n"
+        "    pass\n\n"
+        "CODES = {\n"
+        "    'XPTY0004': (PathTypeError, 'type is not appropriate'),\n"
+        "    'FORG0001': (PathValueError, 'invalid value for cast'),\n"
+        "    'NOTCLASS': (len, 'a function'),\n"
+        "}\n"
+        "KINDS = {'a': PathTypeError, 'b': PathValueError}\n\n"
+        "def path_error(code, message=None, token=None):\n"
+        "    try:\n"
+        "        error_class, default = CODES[code]\n"
+        "    except KeyError:\n"
+        "        error_class, default = PathError, 'custom error'\n"
+        "    return error_class(message or default, code, token)\n\n"
+        "def kind_error(kind, message):\n"
+        "    cls = KINDS[kind]\n"
+        "    return cls(message)\n\n"
+        "def either_error(kind, message):\n"
+        "    cls = KINDS[kind]\n"
+        "    if message:\n"
+        "        cls = PathError\n"
+        "    return cls(message)\n"
+    ))  # fmt: skip
+    write(repo, "pkg/tokens.py", (
+        "from .errors import path_error, kind_error, either_error\n\n"
+        "class Token:\n"
+        "    def error(self, code, message=None):\n"
+        "        return path_error(code, message, self)\n\n"
+        "    def wrong_value(self, message):\n"
+        "        return self.error('FORG0001', message)\n\n"
+        "    def evaluate(self, value, code):\n"
+        "        if value is None:\n"
+        "            raise self.error('XPTY0004', 'no value')\n"
+        "        if value == 1:\n"
+        "            raise self.wrong_value(f'bad {value!r}')\n"
+        "        if value == 2:\n"
+        "            raise path_error('FORG0001')\n"
+        "        if value == 3:\n"
+        "            raise self.error(code)\n"
+        "        if value == 4:\n"
+        "            raise self.error('XPST9999')\n"
+        "        if value == 5:\n"
+        "            raise self.error('NOTCLASS')\n"
+        "        if value == 6:\n"
+        "            raise kind_error('b', 'kind b')\n"
+        "        raise either_error('a', 'either')\n"
+    ))  # fmt: skip
+    commit_all(repo, "a table of error classes")
+    found = [
+        (r.line, r.exception_qualname)
+        for r in errscan.extract(str(repo)).records
+        if r.file == "pkg/tokens.py"
+    ]
+    assert found == [
+        (12, "pkg.errors.PathTypeError"),
+        (14, "pkg.errors.PathValueError"),  # the code wrong_value gives
+        (16, "pkg.errors.PathValueError"),
+        (18, None),  # a variable's code
+        (20, None),  # no entry: path_error's own fallback class, which errscan leaves
+        (22, None),  # an entry that is no exception class
+        (24, "pkg.errors.PathValueError"),
+        (25, None),  # bound by the table and otherwise
+    ]
+
+
 def test_a_builtin_subclass_s_text_has_no_candidate_of_another_rule() -> None:
     """A SyntaxError subclass reads `msg (file, line N)`; the tuple of its arguments, in
     either quotes, is no other text it may have (the other quoting is offered only for a

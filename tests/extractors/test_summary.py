@@ -975,3 +975,80 @@ def test_a_factory_errscan_cannot_read_is_not_known_to_make_its_text_of_a_later_
     )
     assert found[8][0] is None  # "0b" is an argument, not the text
     assert found[11][0] == "cannot convert"  # the first argument, as the site reads it
+
+
+def _tables(code: str) -> dict[str, tuple[str, dict[str, str]]]:
+    parsed = parse(textwrap.dedent(code), "m.py")
+    assert isinstance(parsed, Parsed)
+    constants = bindings.Constants(parsed.tree)
+    found = sites.extract(parsed.tree, parsed.src, 3, constants)
+    made = summary.summarize(parsed.tree, parsed.src, constants, found.factories)
+    return {name: (param, dict(entries)) for name, param, entries in made.tables}
+
+
+def test_a_factory_building_what_a_module_dict_holds_for_its_parameter_has_its_table() -> None:
+    """`cls = TABLE[code]`, `cls = TABLE[code][0]`, `cls, text = TABLE[code]` (rebound
+    only where the key is missing): the table's entries keyed by strings, each the name
+    at that place; not a dict bound twice, a parameter the lookup is not by, nor a name
+    bound again elsewhere (in a nested target, a loop)."""
+    found = _tables(
+        """
+        import errors
+        PLAIN = {"a": ErrorA, "b": errors.ErrorB, 1: ErrorC, "c": "not a name"}
+        PAIRS = {"a": (ErrorA, "text a"), "b": [ErrorB, "text b"], "c": ("x", ErrorC)}
+        TWICE = {"a": ErrorA}
+        TWICE = {"a": ErrorB}
+
+        def plain(code, message):
+            cls = PLAIN[code]
+            return cls(message)
+
+        def first(code):
+            cls = PAIRS[code][0]
+            return cls(code)
+
+        def unpacked(code, message=None):
+            try:
+                cls, default = PAIRS[code]
+            except (KeyError):
+                cls, default = Fallback, "unknown"
+            return cls(message or default)
+
+        def fallback_elsewhere(code):
+            cls, default = PAIRS[code]
+            if not code:
+                cls = Fallback
+            return cls(default)
+
+        def bound_twice(code):
+            cls = TWICE[code]
+            return cls(code)
+
+        def by_local(code):
+            key = code.upper()
+            cls = PLAIN[key]
+            return cls(code)
+
+        def nested_too(code, pair):
+            cls = PLAIN[code]
+            first, (cls, second) = pair
+            return cls(code)
+
+        def looped_too(code, classes):
+            cls = PLAIN[code]
+            for cls in classes:
+                pass
+            return cls(code)
+
+        class Token:
+            def error(self, code):
+                cls = PLAIN[code]
+                return cls(code)
+        """
+    )
+    assert found == {
+        "plain": ("code", {"a": "ErrorA", "b": "errors.ErrorB"}),
+        "first": ("code", {"a": "ErrorA", "b": "ErrorB"}),
+        "unpacked": ("code", {"a": "ErrorA", "b": "ErrorB"}),
+        "Token.error": ("code", {"a": "ErrorA", "b": "errors.ErrorB"}),
+    }
