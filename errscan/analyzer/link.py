@@ -593,12 +593,14 @@ def _passed_on(
     args: tuple[tuple[str | None, str], ...],
     params: tuple[str, ...],
     built: tuple[tuple[str | None, str], ...],
+    given_only: bool = True,
 ) -> tuple[tuple[str | None, str], ...] | None:
     """The arguments a factory of `params` gives what it builds (`built`, in terms of
     its parameters) when called with `args`: the call's extra positional arguments for
     its `*args`, its other keywords for its `**kwargs`. None where a parameter the
-    factory passes on is not given (its default is not read), or where the call gives
-    more than the factory takes."""
+    factory passes on is not given (its default is not read; with `given_only` False,
+    it is passed on as its name, which no later step reads as a literal), or where the
+    call gives more than the factory takes."""
     positional = [text for keyword, text in args if keyword is None]
     bound = dict(zip(params, positional, strict=False))
     bound.update((keyword, text) for keyword, text in args if keyword in params)
@@ -615,9 +617,9 @@ def _passed_on(
         elif (keyword, text) == FORWARDED_KEYWORDS:
             out += extra_keywords
         elif text in params:
-            if text not in bound:
+            if text not in bound and given_only:
                 return None
-            out.append((keyword, bound[text]))
+            out.append((keyword, bound.get(text, text)))
         else:
             out.append((keyword, text))
     return tuple(out)
@@ -888,7 +890,7 @@ def _table_class(site: Site, index: Index) -> str | None:
             written = classes.get(_string_given(args, params, param) or "")
             resolved = index.resolve(path, written) if written is not None else None
             return resolved if resolved is not None and index.is_exception(resolved) else None
-        passed = _passed_on(args, params, built) if built is not None else None
+        passed = _passed_on(args, params, built, given_only=False) if built is not None else None
         if passed is None:
             return None
         args = passed

@@ -149,6 +149,9 @@ def _built(node: ast.Return | ast.Raise, frame: _Frame, src: Source) -> str | No
         # jinja2's rewrite_traceback_stack: `return exc_value.with_traceback(tb)`
         return exception.RAISED_BEFORE
     value = exception.unwrapped(value)  # what `return exc.with_traceback(tb)` makes
+    # `return cast(MissingContextError, self.error(...))`: the value, whatever the type
+    # checker is told
+    value = exception.cast_value(value) or value
     if isinstance(value, ast.Name):  # exc = Error(...); exc.__cause__ = ...; return exc
         value = _assigned_call(frame.body, value.id, src.walrus_in(frame.body))
     callee = value.func if isinstance(value, ast.Call) else None

@@ -22,7 +22,7 @@ from typing import cast
 
 from errscan.builtin_exceptions import BUILTIN_EXCEPTIONS
 from errscan.extractors import bindings, message, scope
-from errscan.extractors.exception import looks_like_class_name
+from errscan.extractors.exception import cast_value, looks_like_class_name
 from errscan.extractors.source import Source, unparse
 from errscan.models import (
     ClassInfo,
@@ -428,6 +428,7 @@ def _built_call(
     value: ast.expr | None, body: _Body, src: Source
 ) -> tuple[tuple[str | None, str], ...] | None:
     """The arguments of the exception a factory's return or raise builds, as source."""
+    value = cast_value(value) or value  # `return cast(E, make(...))`: what make builds
     if isinstance(value, ast.Name):  # exc = E(...); ...; return exc
         value = body.assigned_once(value.id)
     if not isinstance(value, ast.Call):

@@ -200,7 +200,8 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
     """elementpath's xpath_error looks its class up by the code it is given in a dict of
     its module (`error_class, default = XPATH_ERROR_CODES[code]`, another class where the
     code is missing); Token.error passes its code on: each call giving a code the table
-    holds raises that entry's class. A code passed by a variable, a code not in the
+    holds raises that entry's class (through a factory that returns `cast(Base,
+    self.error(code))` too). A code passed by a variable, a code not in the
     table, an entry that is no exception class and a lookup bound two ways are left
     unknown."""
     repo = tmp_path / "r"
@@ -236,12 +237,15 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
         "    return cls(message)\n"
     ))  # fmt: skip
     write(repo, "pkg/tokens.py", (
-        "from .errors import path_error, kind_error, either_error\n\n"
+        "from typing import cast\n"
+        "from .errors import PathError, path_error, kind_error, either_error\n\n"
         "class Token:\n"
         "    def error(self, code, message=None):\n"
         "        return path_error(code, message, self)\n\n"
         "    def wrong_value(self, message):\n"
         "        return self.error('FORG0001', message)\n\n"
+        "    def missing(self, message=None):\n"
+        "        return cast(PathError, self.error('XPTY0004', message))\n\n"
         "    def evaluate(self, value, code):\n"
         "        if value is None:\n"
         "            raise self.error('XPTY0004', 'no value')\n"
@@ -257,6 +261,8 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
         "            raise self.error('NOTCLASS')\n"
         "        if value == 6:\n"
         "            raise kind_error('b', 'kind b')\n"
+        "        if value == 7:\n"
+        "            raise self.missing()\n"
         "        raise either_error('a', 'either')\n"
     ))  # fmt: skip
     commit_all(repo, "a table of error classes")
@@ -266,14 +272,17 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
         if r.file == "pkg/tokens.py"
     ]
     assert found == [
-        (12, "pkg.errors.PathTypeError"),
-        (14, "pkg.errors.PathValueError"),  # the code wrong_value gives
-        (16, "pkg.errors.PathValueError"),
-        (18, None),  # a variable's code
-        (20, None),  # no entry: path_error's own fallback class, which errscan leaves
-        (22, None),  # an entry that is no exception class
-        (24, "pkg.errors.PathValueError"),
-        (25, None),  # bound by the table and otherwise
+        (16, "pkg.errors.PathTypeError"),
+        (18, "pkg.errors.PathValueError"),  # the code wrong_value gives
+        (20, "pkg.errors.PathValueError"),
+        (22, None),  # a variable's code
+        (24, None),  # no entry: path_error's own fallback class, which errscan leaves
+        (26, None),  # an entry that is no exception class
+        (28, "pkg.errors.PathValueError"),
+        # cast() tells the type checker a class: what is raised is what error() builds,
+        # the message it passes on not given (not read, nor needed for the code)
+        (30, "pkg.errors.PathTypeError"),
+        (31, None),  # bound by the table and otherwise
     ]
 
 
