@@ -8,6 +8,14 @@ import errscan
 from tests.support import commit_all, git, write
 
 
+def _new_repo(tmp_path: Path) -> Path:
+    """An empty git repository, `r` under `tmp_path`."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    return repo
+
+
 def ids_by_message(result: errscan.ScanResult) -> dict[tuple[str, str | None, int], str]:
     seen: dict[tuple[str, str | None], int] = {}
     out = {}
@@ -74,9 +82,7 @@ def test_unresolved_messages_are_told_apart_by_their_expression() -> None:
 def test_module_names_in_src_and_lib_layouts_are_import_names(tmp_path: Path) -> None:
     """Issue family 8: `requests`, not `src.requests`; `sqlalchemy`, not `lib.sqlalchemy`,
     in exception classes and in the module a trigger names."""
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
+    repo = _new_repo(tmp_path)
     for root, package in (("src", "acme"), ("lib", "other")):
         write(repo, f"{root}/{package}/__init__.py", "")
         write(repo, f"{root}/{package}/errors.py",
@@ -93,9 +99,7 @@ def test_raise_of_a_factory_giving_back_the_exception_being_handled_is_a_reraise
 ) -> None:
     """jinja2's rewrite_traceback_stack, in another module: what it returns was raised
     before, so raising it (or calling a helper that does) re-raises what is handled."""
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
+    repo = _new_repo(tmp_path)
     write(repo, "pkg/__init__.py", "")
     write(repo, "pkg/debug.py", (
         "import sys\nimport typing as t\n\n"
@@ -141,9 +145,7 @@ def test_a_factory_returning_another_factory_s_error_makes_its_class(tmp_path: P
     """docutils's Directive.error returns self.directive_error(3, message), which
     returns DirectiveError(level, message): raise self.error(...) in a subclass elsewhere
     raises a DirectiveError."""
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
+    repo = _new_repo(tmp_path)
     write(repo, "pkg/__init__.py", (
         "class DirectiveError(Exception):\n"
         "    def __init__(self, level, message):\n"
@@ -204,9 +206,7 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
     self.error(code))` too). A code passed by a variable, a code not in the
     table, an entry that is no exception class and a lookup bound two ways are left
     unknown."""
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
+    repo = _new_repo(tmp_path)
     write(repo, "pkg/__init__.py", "")
     write(repo, "pkg/errors.py", (
         "class PathError(Exception):\n"
