@@ -704,20 +704,36 @@ class _SiteReader:
     def _made_by(self, written: str | None, frame: _Frame) -> str | None:
         """`parser.parse_error` of a local the function sets to an instance, `parser =
         Parser(text)` (tomlkit's api.parse), as the method of its class it is:
-        `Parser.parse_error`; else as written."""
+        `Parser.parse_error`; of a parameter annotated with a class and never bound
+        again, that class's: elementpath's module functions, given to token classes at
+        run time, `def evaluate(self: XPathFunction, ...)` with `raise
+        self.error('XPTY0004')` -> `XPathFunction.error` (`self` and `cls` so only outside
+        a class, whose own methods they are there); else as written."""
         if written is None or written.count(".") != 1 or not frame.scope:
             return written
         name, method = written.split(".")
-        if name in ("self", "cls") or exception.looks_like_class_name(method):
+        if exception.looks_like_class_name(method):
             return written
+        if name in ("self", "cls"):
+            return self._annotated_as(name, method, frame) if frame.cls is None else written
         call = _assigned_call(frame.body, name, self.src.walrus_in(frame.body))
         callee = call.func if isinstance(call, ast.Call) else None
         if not isinstance(callee, (ast.Name, ast.Attribute)):
-            return written
+            return self._annotated_as(name, method, frame)
         made = unparse(callee)
         if not exception.looks_like_class_name(made.rsplit(".")[-1]):
             return written
         return f"{made}.{method}"
+
+    def _annotated_as(self, name: str, method: str, frame: _Frame) -> str:
+        """`Class.method` where the parameter `name` is annotated with a class and the
+        function binds it nowhere; else `name.method`."""
+        annotation = dict(frame.annotated).get(name)
+        if annotation is None or any(
+            name in _bound_names(node) for node in scope.own_nodes(frame.body)
+        ):
+            return f"{name}.{method}"
+        return f"{unparse(annotation)}.{method}"
 
     def _message(
         self, thrown: exception.Raised, lookup: _Lookup

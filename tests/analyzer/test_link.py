@@ -286,6 +286,58 @@ def test_a_factory_building_the_class_its_table_holds_for_a_code_makes_that_clas
     ]
 
 
+def test_a_parameter_annotated_with_a_class_calls_that_class_s_factory(tmp_path: Path) -> None:
+    """elementpath's module functions, given to token classes at run time, annotate
+    `self` with the class (`def evaluate(self: XPathFunction, ...)`): `raise
+    self.error(...)` is that class's factory (its base's here). So is an annotated
+    parameter's; not one the function binds again, nor `self` in a class's own method,
+    which is that class's."""
+    repo = _new_repo(tmp_path)
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/tokens.py", (
+        "class TokenError(Exception):\n"
+        "    pass\n\n"
+        "class OtherError(Exception):\n"
+        "    pass\n\n"
+        "class Token:\n"
+        "    def error(self, message):\n"
+        "        return TokenError(message)\n\n"
+        "class Function(Token):\n"
+        "    pass\n\n"
+        "class Other:\n"
+        "    def error(self, message):\n"
+        "        return OtherError(message)\n\n"
+        "    def run(self: 'Function'):\n"
+        "        raise self.error('its own')\n"
+    ))  # fmt: skip
+    write(repo, "pkg/functions.py", (
+        "from .tokens import Function, Other\n\n"
+        "def evaluate(self: Function, context=None):\n"
+        "    raise self.error('no context')\n\n"
+        "def check(token: 'Function', other: Other):\n"
+        "    if token:\n"
+        "        raise token.error('bad token')\n"
+        "    raise other.error('bad other')\n\n"
+        "def rebound(token: Function):\n"
+        "    token = token.parent\n"
+        "    raise token.error('bad parent')\n\n"
+        "def plain(self):\n"
+        "    raise self.error('unknown')\n"
+    ))  # fmt: skip
+    commit_all(repo, "annotated parameters")
+    found = {
+        (r.function, r.message): r.exception_qualname for r in errscan.extract(str(repo)).records
+    }
+    assert found == {
+        ("Other.run", "its own"): "pkg.tokens.OtherError",
+        ("evaluate", "no context"): "pkg.tokens.TokenError",
+        ("check", "bad token"): "pkg.tokens.TokenError",
+        ("check", "bad other"): "pkg.tokens.OtherError",
+        ("rebound", "bad parent"): None,
+        ("plain", None): None,  # no class known, nor its text
+    }
+
+
 def test_a_builtin_subclass_s_text_has_no_candidate_of_another_rule() -> None:
     """A SyntaxError subclass reads `msg (file, line N)`; the tuple of its arguments, in
     either quotes, is no other text it may have (the other quoting is offered only for a
