@@ -108,6 +108,9 @@ def extract(
         (scope.qualname(function), built)
         for function, (returns, raises) in made.items()
         if (built := _factory(returns or raises, src)) is not None
+        # `def error(self, msg): raise NotImplementedError(...)`: an abstract method,
+        # which the class that is called overrides, no factory of that error
+        and (returns or built not in _ABSTRACT)
     ]
     wanted = {
         (function.rsplit(".", 1)[0], built.split(".")[1])
@@ -122,6 +125,7 @@ def extract(
 
 
 _Ended = tuple[ast.Return | ast.Raise, _Frame]  # a return or raise, with its frame
+_ABSTRACT = frozenset(("NotImplementedError", "builtins.NotImplementedError"))
 
 
 def _factory(ended: list[_Ended], src: Source) -> str | None:

@@ -291,7 +291,7 @@ def test_a_parameter_annotated_with_a_class_calls_that_class_s_factory(tmp_path:
     `self` with the class (`def evaluate(self: XPathFunction, ...)`): `raise
     self.error(...)` is that class's factory (its base's here). So is an annotated
     parameter's; not one the function binds again, nor `self` in a class's own method,
-    which is that class's."""
+    which is that class's, nor a method that raises NotImplementedError."""
     repo = _new_repo(tmp_path)
     write(repo, "pkg/__init__.py", "")
     write(repo, "pkg/tokens.py", (
@@ -308,10 +308,13 @@ def test_a_parameter_annotated_with_a_class_calls_that_class_s_factory(tmp_path:
         "    def error(self, message):\n"
         "        return OtherError(message)\n\n"
         "    def run(self: 'Function'):\n"
-        "        raise self.error('its own')\n"
+        "        raise self.error('its own')\n\n"
+        "class Abstract:\n"
+        "    def error(self, message):\n"
+        "        raise NotImplementedError('subclasses make their errors')\n"
     ))  # fmt: skip
     write(repo, "pkg/functions.py", (
-        "from .tokens import Function, Other\n\n"
+        "from .tokens import Abstract, Function, Other\n\n"
         "def evaluate(self: Function, context=None):\n"
         "    raise self.error('no context')\n\n"
         "def check(token: 'Function', other: Other):\n"
@@ -322,7 +325,9 @@ def test_a_parameter_annotated_with_a_class_calls_that_class_s_factory(tmp_path:
         "    token = token.parent\n"
         "    raise token.error('bad parent')\n\n"
         "def plain(self):\n"
-        "    raise self.error('unknown')\n"
+        "    raise self.error('unknown')\n\n"
+        "def abstract(token: Abstract):\n"
+        "    raise token.error('overridden')\n"
     ))  # fmt: skip
     commit_all(repo, "annotated parameters")
     found = {
@@ -330,11 +335,14 @@ def test_a_parameter_annotated_with_a_class_calls_that_class_s_factory(tmp_path:
     }
     assert found == {
         ("Other.run", "its own"): "pkg.tokens.OtherError",
+        ("Abstract.error", "subclasses make their errors"): "builtins.NotImplementedError",
         ("evaluate", "no context"): "pkg.tokens.TokenError",
         ("check", "bad token"): "pkg.tokens.TokenError",
         ("check", "bad other"): "pkg.tokens.OtherError",
         ("rebound", "bad parent"): None,
         ("plain", None): None,  # no class known, nor its text
+        # an abstract method, which the class passed overrides: no factory of its error
+        ("abstract", None): None,
     }
 
 
