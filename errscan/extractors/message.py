@@ -113,6 +113,11 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
             if read and _set_elsewhere(kept, reader.lookup) and _mentions(node.test, kept):
                 return [Template(t.parts, DEFAULT) for t in read if t.text]
         return []
+    # case: `assert ok, (node, stack)`, `raise E((a, b))`: str() of a tuple, the repr of
+    # each item (a literal's as it prints: `("root", name)` -> `('root', {name!r})`)
+    if isinstance(node, ast.Tuple):
+        tupled = _tuple_parts(node, src)
+        return [Template(tupled, "format")] if tupled is not None else []
     # case: {OPEN: "a", CLOSED: "b"}[state]: a candidate each, the most general first
     choices = _choices(node)
     if choices is not None:
@@ -163,6 +168,20 @@ def templates(node: ast.expr, src: Source, lookup: Lookup | None = None) -> list
         other = _Reader(src, reader.lookup, plural=True)
         found.append(other.finish(other.parts(node), via or _form(node)))
     return _distinct(found)
+
+
+def _tuple_parts(node: ast.Tuple, src: Source) -> tuple[MessagePart, ...] | None:
+    """str() of a tuple display: its items' reprs between parentheses, a lone item with
+    its comma; None where an item is unpacked (`(*names,)`), whose count is unknown."""
+    if any(isinstance(item, ast.Starred) for item in node.elts):
+        return None
+    parts = [MessagePart(text="(")]
+    for i, item in enumerate(node.elts):
+        if i:
+            parts.append(MessagePart(text=", "))
+        parts.append(inline(MessagePart(expr=src.expression(item), conversion="r")))
+    parts.append(MessagePart(text=",)" if len(node.elts) == 1 else ")"))
+    return tuple(merge(parts))
 
 
 def local_values(chains: list[Chain], src: Source, lookup: Lookup) -> list[Template]:

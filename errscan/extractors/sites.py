@@ -746,6 +746,8 @@ class _SiteReader:
         # case: the first positional argument that reads as a string is the message
         candidates = thrown.positional if thrown.positional else ()
         for i, arg in enumerate(candidates):
+            if isinstance(arg, ast.Tuple) and len(candidates) > 1:
+                continue  # a tuple is the text only as the one argument: str() of it
             found = message.templates(arg, self.src, lookup)
             if found and arg is thrown.message:
                 return found, found[0].source, thrown.args

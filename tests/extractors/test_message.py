@@ -41,6 +41,11 @@ CASES = [
     ('msg or default_msg or f"bad {v}"', "bad {v}", "default"),
     ('"closed file." if msg is None else msg', "closed file.", "default"),
     ('self.msg if self.msg is not None else f"bad {v}"', "bad {v}", "default"),
+    # str() of a tuple: each item's repr, a literal's as it prints, a lone one's comma
+    ('("root", name, 1, None)', "('root', {name!r}, 1, None)", "format"),
+    ("(node, self.stack)", "({node!r}, {self.stack!r})", "format"),
+    ("('say \"hi\"',)", "('say \"hi\"',)", "format"),
+    ("()", "()", "format"),
 ]
 
 
@@ -64,6 +69,7 @@ UNRESOLVED = [
     "msg or other",  # no default written
     '"a" or msg',  # the literal is never false: an expression not read
     '"a" if strict else msg',  # a choice the test does not make of msg
+    "(*names,)",  # how many items, unknown
 ]
 
 
@@ -73,6 +79,18 @@ def test_unresolved_message_is_null(expr: str) -> None:
     assert record.message is None
     assert record.message_parts == ()
     assert record.message_source == "unresolved"
+
+
+def test_an_assert_s_tuple_prints_as_a_tuple() -> None:
+    """`assert ok, (node, stack)`: AssertionError's text is str() of the tuple."""
+    (record,) = errscan.extract_source('def f(node, stack):\n    assert ok, ("in", node)\n')
+    assert (record.message, record.message_source) == ("('in', {node!r})", "format")
+
+
+def test_a_tuple_among_several_arguments_is_no_text() -> None:
+    """Only as the one argument is a tuple the text: among others, a string is."""
+    (record,) = errscan.extract_source('raise CheckedError(("int",), "not an int")\n')
+    assert (record.message, record.message_source) == ("not an int", "literal")
 
 
 def test_parts_keep_expression_conversion_and_spec() -> None:
