@@ -230,7 +230,8 @@ def _mentions(test: ast.expr, value: ast.expr) -> bool:
     return any(ast.dump(node) == wanted for node in scope.walk(test) if type(node) is type(value))
 
 
-_GETTEXT = frozenset(("_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))
+# `__`: Sphinx's console messages (`__ = get_translation('sphinx', 'console')`)
+_GETTEXT = frozenset(("_", "__", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "_l"))
 _NGETTEXT = frozenset(("ngettext", "ungettext", "ngettext_lazy"))
 
 

@@ -41,6 +41,7 @@ CASES = [
     ('msg or default_msg or f"bad {v}"', "bad {v}", "default"),
     ('"closed file." if msg is None else msg', "closed file.", "default"),
     ('self.msg if self.msg is not None else f"bad {v}"', "bad {v}", "default"),
+    ('__("console text %s") % name', "console text {name}", "percent"),  # Sphinx's gettext
     # str() of a tuple: each item's repr, a literal's as it prints, a lone one's comma
     ('("root", name, 1, None)', "('root', {name!r}, 1, None)", "format"),
     ("(node, self.stack)", "({node!r}, {self.stack!r})", "format"),
