@@ -602,8 +602,7 @@ def _passed_on(
     it is passed on as its name, which no later step reads as a literal), or where the
     call gives more than the factory takes."""
     positional = [text for keyword, text in args if keyword is None]
-    bound = dict(zip(params, positional, strict=False))
-    bound.update((keyword, text) for keyword, text in args if keyword in params)
+    bound = _arguments(args, params)
     extra = [(None, text) for text in positional[len(params) :]]
     extra_keywords = [(k, t) for k, t in args if k is not None and k not in params]
     if (extra and FORWARDED_ARGS not in built) or (
@@ -651,10 +650,8 @@ def _looked_up(
     at, found = lookups[0]
     attribute, param, kwargs = found.groups()
     formatted = found.group(0) != f"self.{attribute}[{param}]"
-    given = dict(zip(params, (t for k, t in site.call_args if k is None), strict=False))
-    given.update((k, t) for k, t in site.call_args if k is not None)
-    known, key = literal_value(given.get(param, ""))
-    if not known or not isinstance(key, str):
+    key = _string_given(site.call_args, params, param)
+    if key is None:
         return [], False
     fills = {k: t for k, t in site.call_args if k is not None} if kwargs else {}
     values, configurable = index.looked_up(site.file, site.function, attribute, key)
@@ -897,19 +894,20 @@ def _table_class(site: Site, index: Index) -> str | None:
     return None
 
 
+def _arguments(args: tuple[tuple[str | None, str], ...], params: Sequence[str]) -> dict[str, str]:
+    """The source text a call gives each parameter it gives, by position or keyword
+    (keywords the parameters lack are kept too: no parameter reads them)."""
+    given = dict(zip(params, (text for keyword, text in args if keyword is None), strict=False))
+    given.update((keyword, text) for keyword, text in args if keyword is not None)
+    return given
+
+
 def _string_given(
-    args: tuple[tuple[str | None, str], ...], params: tuple[str, ...], param: str
+    args: tuple[tuple[str | None, str], ...], params: Sequence[str], param: str
 ) -> str | None:
     """The string literal a call of `params` gives the parameter `param`, else None."""
-    positional = [text for keyword, text in args if keyword is None]
-    given = dict(zip(params, positional, strict=False))
-    given.update((keyword, text) for keyword, text in args if keyword is not None)
-    text = given.get(param)
-    try:
-        value = ast.literal_eval(text) if text is not None else None
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, str) else None
+    known, value = literal_value(_arguments(args, params).get(param, ""))
+    return value if known and isinstance(value, str) else None
 
 
 def _called_class(site: Site, index: Index) -> str | None:

@@ -1010,6 +1010,15 @@ def _attrs_format(
     return f"{param}|{left_out}|{'!' if failed else ''}"
 
 
+def _code_of(method: ast.FunctionDef) -> list[ast.stmt]:
+    """A method's statements but its docstring (and any other lone constant)."""
+    return [
+        stmt
+        for stmt in method.body
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    ]
+
+
 # __str__'s `lines = []`, `if self.X is not None: lines.append(self.X)` (or str() of it),
 # ..., `return SEP.join(lines)` (PyYAML's MarkedYAMLError): JOINED_LINES + JSON [SEP,
 # [[P, when, conversion, default], ...]], P the __init__ parameter a line shows, when ""
@@ -1022,11 +1031,7 @@ JOINED_LINES = "__joined_lines__."
 def _joined_lines(method: ast.FunctionDef, init: ast.FunctionDef) -> tuple[str, str] | None:
     """JOINED_LINES's spec of a __str__ joining the lines it appends, with each "maybe"
     line, then without any; None for any other __str__."""
-    body = [
-        stmt
-        for stmt in method.body
-        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-    ]
+    body = _code_of(method)
     if len(body) < 3:
         return None
     first, last = body[0], body[-1]
@@ -1058,18 +1063,12 @@ def _joined_lines(method: ast.FunctionDef, init: ast.FunctionDef) -> tuple[str, 
             checked = stmt.test.values[0] if isinstance(stmt.test, ast.BoolOp) else stmt.test
             if isinstance(stmt.test, ast.BoolOp) and not isinstance(stmt.test.op, ast.And):
                 return None
-            if not (
-                isinstance(checked, ast.Compare)
-                and len(checked.ops) == 1
-                and isinstance(checked.ops[0], ast.IsNot)
-                and isinstance(checked.comparators[0], ast.Constant)
-                and checked.comparators[0].value is None
-                and _is_self_attribute(checked.left)
-            ):
+            condition = _attribute_condition(checked)
+            if condition is None or condition[1:] != ("none", False):  # `self.X is not None`
                 return None
             when = "maybe" if isinstance(stmt.test, ast.BoolOp) else "given"
             appended = stmt.body[0]
-            checked_attr = _attr_of(checked.left)
+            checked_attr = condition[0]
         else:
             checked_attr = None
         value = appended.value if isinstance(appended, ast.Expr) else None
@@ -1130,11 +1129,7 @@ def _optional_branch(
     other __str__."""
     if init is None or len(paths) != 2 or any(o is not method or h for _, o, h in paths):
         return None
-    body = [
-        stmt
-        for stmt in method.body
-        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-    ]
+    body = _code_of(method)
     ifs = [i for i, stmt in enumerate(body) if isinstance(stmt, ast.If)]
     if len(ifs) != 1 or not all(_plain_assignment(stmt) for stmt in body[: ifs[0]]):
         return None
