@@ -112,7 +112,13 @@ def _table_lookup(
     `except KeyError:` of the `try` it is in); else None."""
     given = function.args
     params = {a.arg for a in (*given.posonlyargs, *given.args, *given.kwonlyargs)}
-    if name in params:
+    if name in params or not any(
+        # the statements alone first: most factories bind no such name at all
+        isinstance(stmt, ast.Assign)
+        and isinstance(stmt.value, ast.Subscript)
+        and any(_bound_item(target, name) != _NOT_BOUND for target in stmt.targets)
+        for stmt in scope.own_statements(function.body)
+    ):
         return None
     found: list[tuple[ast.Assign, tuple[str, str, int | None] | None]] = []
     for node in scope.own_nodes(function.body):
