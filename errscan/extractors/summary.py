@@ -84,18 +84,16 @@ def _tables(tree: ast.Module, factories: Sequence[tuple[str, str]]) -> Iterator[
     with that parameter and, for every entry of the dict keyed by a string, the class
     as written where the entry (or its item looked up) is a name."""
     wanted = {name: built for name, built in factories if built.isidentifier()}
-    if not wanted:
+    # the module's dicts first: most modules have none, and so no table to look up
+    dicts = _module_dicts(tree.body) if wanted else {}
+    if not dicts:
         return
-    dicts: dict[str, ast.Dict] | None = None
     for qualname, function in _functions(tree.body, set(wanted)):
-        lookup = _table_lookup(function, wanted[qualname])
+        lookup = _table_lookup(function, wanted[qualname], dicts.keys())
         if lookup is None:
             continue
-        if dicts is None:
-            dicts = _module_dicts(tree.body)
         table, param, item = lookup
-        found = dicts.get(table)
-        entries = _table_entries(found, item) if found is not None else ()
+        entries = _table_entries(dicts[table], item)
         if entries:
             yield qualname, param, entries
 
@@ -104,18 +102,18 @@ _MAX_TABLE = 4096  # entries of a table kept: more are no table of error classes
 
 
 def _table_lookup(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, tables: Collection[str]
 ) -> tuple[str, str, int | None] | None:
     """(table, parameter, item) where the function binds `name` by `name = TABLE[param]`
-    (item None), `name = TABLE[param][i]` or `name, ... = TABLE[param]` (item i), `param`
-    one of its parameters, and binds it otherwise only where that lookup fails (in an
-    `except KeyError:` of the `try` it is in); else None."""
+    (item None), `name = TABLE[param][i]` or `name, ... = TABLE[param]` (item i), TABLE
+    one of `tables`, `param` one of its parameters, and binds it otherwise only where
+    that lookup fails (in an `except KeyError:` of the `try` it is in); else None."""
     given = function.args
     params = {a.arg for a in (*given.posonlyargs, *given.args, *given.kwonlyargs)}
     if name in params or not any(
-        # the statements alone first: most factories bind no such name at all
+        # the statements alone first: most factories look up none of the tables
         isinstance(stmt, ast.Assign)
-        and isinstance(stmt.value, ast.Subscript)
+        and _subscripted(stmt.value) in tables
         and any(_bound_item(target, name) != _NOT_BOUND for target in stmt.targets)
         for stmt in scope.own_statements(function.body)
     ):
@@ -132,7 +130,7 @@ def _table_lookup(
                 if item != _NOT_BOUND:
                     found.append((node, _looked_up_by(node.value, item, params)))
     lookups = [(node, lookup) for node, lookup in found if lookup is not None]
-    if len(lookups) != 1:
+    if len(lookups) != 1 or lookups[0][1][0] not in tables:
         return None
     node, lookup = lookups[0]
     if len(found) > 1:
@@ -140,6 +138,15 @@ def _table_lookup(
         if not all(other is node or other in failing for other, _ in found):
             return None
     return lookup
+
+
+def _subscripted(value: ast.expr) -> str | None:
+    """The name `TABLE` of `TABLE[...]` or `TABLE[...][...]`."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+        return value.value.id
+    return None
 
 
 def _looked_up_by(
