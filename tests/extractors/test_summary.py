@@ -989,8 +989,9 @@ def _tables(code: str) -> dict[str, tuple[str, dict[str, str]]]:
 def test_a_factory_building_what_a_module_dict_holds_for_its_parameter_has_its_table() -> None:
     """`cls = TABLE[code]`, `cls = TABLE[code][0]`, `cls, text = TABLE[code]` (rebound
     only where the key is missing): the table's entries keyed by strings, each the name
-    at that place; not a dict bound twice, a parameter the lookup is not by, nor a name
-    bound again elsewhere (in a nested target, a loop)."""
+    at that place; not a dict bound twice, a parameter the lookup is not by, a name
+    bound again elsewhere (in a nested target, a loop), nor one looked up twice (in
+    another mapping where the key is missing)."""
     found = _tables(
         """
         import errors
@@ -1040,6 +1041,13 @@ def test_a_factory_building_what_a_module_dict_holds_for_its_parameter_has_its_t
                 pass
             return cls(code)
 
+        def two_lookups(code):
+            try:
+                cls = PLAIN[code]
+            except KeyError:
+                cls = REGISTRY[code]
+            return cls(code)
+
         class Token:
             def error(self, code):
                 cls = PLAIN[code]
@@ -1052,3 +1060,26 @@ def test_a_factory_building_what_a_module_dict_holds_for_its_parameter_has_its_t
         "unpacked": ("code", {"a": "ErrorA", "b": "ErrorB"}),
         "Token.error": ("code", {"a": "ErrorA", "b": "errors.ErrorB"}),
     }
+
+
+def test_a_module_without_a_dict_at_its_top_level_has_no_table() -> None:
+    """A lookup of anything but a dict display the module binds once gives no table."""
+    found = _tables(
+        """
+        REGISTRY = make_registry()
+
+        def build():
+            TABLE = {"a": ErrorA}
+            return TABLE
+
+        def lookup(code):
+            cls = REGISTRY[code]
+            return cls(code)
+
+        def local(code):
+            table = {"a": ErrorA}
+            cls = table[code]
+            return cls(code)
+        """
+    )
+    assert found == {}
