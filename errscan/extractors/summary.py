@@ -112,9 +112,7 @@ def _table_lookup(
     params = {a.arg for a in (*given.posonlyargs, *given.args, *given.kwonlyargs)}
     if name in params or not any(
         # the statements alone first: most factories look up none of the tables
-        isinstance(stmt, ast.Assign)
-        and _subscripted(stmt.value) in tables
-        and any(_bound_item(target, name) != _NOT_BOUND for target in stmt.targets)
+        _looks_up(stmt, name, params, tables)
         for stmt in scope.own_statements(function.body)
     ):
         return None
@@ -140,13 +138,17 @@ def _table_lookup(
     return lookup
 
 
-def _subscripted(value: ast.expr) -> str | None:
-    """The name `TABLE` of `TABLE[...]` or `TABLE[...][...]`."""
-    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Subscript):
-        value = value.value
-    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
-        return value.value.id
-    return None
+def _looks_up(stmt: ast.stmt, name: str, params: set[str], tables: Collection[str]) -> bool:
+    """Whether `stmt` binds `name` by a lookup (_looked_up_by) in one of `tables`."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Subscript)):
+        return False
+    for target in stmt.targets:
+        item = _bound_item(target, name)
+        if item != _NOT_BOUND and item != _BOUND_OTHERWISE:
+            found = _looked_up_by(stmt.value, item, params)
+            if found is not None and found[0] in tables:
+                return True
+    return False
 
 
 def _looked_up_by(
